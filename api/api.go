@@ -1,0 +1,318 @@
+// Package api serves what the pipeline stored: the registry's servers, their
+// versions and drift events, applied snapshots and dead letters, through a
+// Huma v2 OpenAPI 3.1 layer (document at /openapi.json, docs at /docs), plus
+// /healthz, /readyz and Prometheus /metrics.
+//
+// Server names contain '/', so they travel URL-encoded in paths
+// (/v1/servers/io.github.owner%2Frepo), as in the registry's own API.
+package api
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"net/http"
+	"time"
+
+	"github.com/danielgtaylor/huma/v2"
+	"github.com/danielgtaylor/huma/v2/adapters/humago"
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+	"go.uber.org/zap"
+
+	"github.com/forum-mcp/forum/schema"
+	"github.com/forum-mcp/forum/sql/store"
+)
+
+// Version of the API document.
+const Version = "0.1.0"
+
+// Reader is what the API reads from the store.
+type Reader interface {
+	Ping(ctx context.Context) error
+	ListServers(ctx context.Context, q store.ListQuery) ([]store.ServerRow, error)
+	GetServer(ctx context.Context, name string) (store.ServerRow, error)
+	Versions(ctx context.Context, name string, limit int) ([]store.Record, error)
+	Events(ctx context.Context, q store.EventQuery) ([]schema.DriftEvent, error)
+	EventCounts(ctx context.Context) (map[string]int64, error)
+	Snapshots(ctx context.Context) ([]schema.SnapshotSummary, error)
+	DLQ(ctx context.Context, limit int) ([]schema.DLQMessage, error)
+}
+
+// Options configure the API.
+type Options struct {
+	Store    Reader
+	Log      *zap.Logger
+	Registry *prometheus.Registry // served on /metrics; nil for none
+	// Ready reports extra readiness (e.g. the bus); nil means store only.
+	Ready func(ctx context.Context) error
+}
+
+// New returns the HTTP handler and the Huma API (for the OpenAPI document).
+func New(o Options) (http.Handler, huma.API) {
+	if o.Log == nil {
+		o.Log = zap.NewNop()
+	}
+	mux := http.NewServeMux()
+	cfg := huma.DefaultConfig("forum", Version)
+	cfg.Info.Description = "Trust and quality records for every server in the official MCP Registry: registry history, drift events and dead letters (walking skeleton)."
+	cfg.OpenAPIPath = "/openapi"
+	api := humago.New(mux, cfg)
+	h := &handlers{o: o}
+	h.addRoutes(api)
+	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, _ *http.Request) {
+		w.Header().Set("Content-Type", "text/plain")
+		_, _ = w.Write([]byte("ok\n"))
+	})
+	mux.HandleFunc("GET /readyz", h.readyz)
+	if o.Registry != nil {
+		mux.Handle("GET /metrics", promhttp.HandlerFor(o.Registry, promhttp.HandlerOpts{Registry: o.Registry}))
+	}
+	return withLimits(mux), api
+}
+
+// withLimits bounds what a caller can send: request bodies and header time.
+func withLimits(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		r.Body = http.MaxBytesReader(w, r.Body, 1<<20)
+		next.ServeHTTP(w, r)
+	})
+}
+
+type handlers struct{ o Options }
+
+func (h *handlers) readyz(w http.ResponseWriter, r *http.Request) {
+	ctx, cancel := context.WithTimeout(r.Context(), 2*time.Second)
+	defer cancel()
+	err := h.o.Store.Ping(ctx)
+	if err == nil && h.o.Ready != nil {
+		err = h.o.Ready(ctx)
+	}
+	w.Header().Set("Content-Type", "text/plain")
+	if err != nil {
+		w.WriteHeader(http.StatusServiceUnavailable)
+		_, _ = w.Write([]byte("not ready: " + err.Error() + "\n"))
+		return
+	}
+	_, _ = w.Write([]byte("ready\n"))
+}
+
+// Server is a server's latest registry entry.
+type Server struct {
+	Name          string         `json:"name" doc:"Server name (namespace/name)."`
+	Namespace     string         `json:"namespace"`
+	Version       string         `json:"version" doc:"The latest version."`
+	Status        string         `json:"status" enum:"active,deprecated,deleted"`
+	Description   string         `json:"description"`
+	Title         string         `json:"title,omitempty"`
+	PublishedAt   *time.Time     `json:"published_at,omitempty"`
+	UpdatedAt     *time.Time     `json:"updated_at,omitempty"`
+	ObservedAt    time.Time      `json:"observed_at" doc:"When this content was first observed."`
+	ContentSHA256 string         `json:"content_sha256"`
+	Detail        map[string]any `json:"detail,omitempty" doc:"The registry's server object as published."`
+}
+
+// VersionRow is one stored content of one version.
+type VersionRow struct {
+	Version       string     `json:"version"`
+	Status        string     `json:"status"`
+	IsLatest      bool       `json:"is_latest"`
+	PublishedAt   *time.Time `json:"published_at,omitempty"`
+	ObservedAt    time.Time  `json:"observed_at"`
+	ContentSHA256 string     `json:"content_sha256"`
+	Description   string     `json:"description"`
+}
+
+func optTime(t time.Time) *time.Time {
+	if t.IsZero() {
+		return nil
+	}
+	return &t
+}
+
+func toServer(r store.Record, detail bool) Server {
+	s := Server{Name: r.Name, Namespace: r.Namespace, Version: r.Version, Status: r.Status, Description: r.Description, Title: r.Title,
+		PublishedAt: optTime(r.PublishedAt), UpdatedAt: optTime(r.UpdatedAt), ObservedAt: r.ObservedAt, ContentSHA256: r.ContentSHA256}
+	if detail && r.Server != "" {
+		_ = json.Unmarshal([]byte(r.Server), &s.Detail)
+	}
+	return s
+}
+
+type listInput struct {
+	Namespace string `query:"namespace" maxLength:"200" doc:"Only servers of this namespace (the part before '/')."`
+	Cursor    string `query:"cursor" maxLength:"400" doc:"The next_cursor of the previous page."`
+	Limit     int    `query:"limit" minimum:"1" maximum:"1000" default:"100"`
+}
+
+type listOutput struct {
+	Body struct {
+		Servers    []Server `json:"servers"`
+		NextCursor string   `json:"next_cursor,omitempty" doc:"Absent on the last page."`
+	}
+}
+
+type nameInput struct {
+	Name string `path:"name" minLength:"3" maxLength:"200" doc:"Server name, URL-encoded (io.github.owner%2Frepo)."`
+}
+
+type serverOutput struct {
+	Body struct {
+		Server   Server              `json:"server"`
+		Versions []VersionRow        `json:"versions"`
+		Events   []schema.DriftEvent `json:"events"`
+	}
+}
+
+type eventsInput struct {
+	Kind  string    `query:"kind" enum:"new_server,version_added,description_changed,title_changed,endpoints_changed,status_changed,removed," doc:"Only events of this kind."`
+	Since time.Time `query:"since" doc:"Only events observed at or after this instant (RFC 3339)."`
+	Limit int       `query:"limit" minimum:"1" maximum:"10000" default:"1000"`
+}
+
+type serverEventsInput struct {
+	Name  string    `path:"name" minLength:"3" maxLength:"200" doc:"Server name, URL-encoded (io.github.owner%2Frepo)."`
+	Kind  string    `query:"kind" enum:"new_server,version_added,description_changed,title_changed,endpoints_changed,status_changed,removed," doc:"Only events of this kind."`
+	Since time.Time `query:"since" doc:"Only events observed at or after this instant (RFC 3339)."`
+	Limit int       `query:"limit" minimum:"1" maximum:"10000" default:"1000"`
+}
+
+type eventsOutput struct {
+	Body struct {
+		Events []schema.DriftEvent `json:"events"`
+	}
+}
+
+type snapshotsOutput struct {
+	Body struct {
+		Snapshots   []schema.SnapshotSummary `json:"snapshots"`
+		EventCounts map[string]int64         `json:"event_counts" doc:"Stored drift events per kind."`
+	}
+}
+
+type dlqInput struct {
+	Limit int `query:"limit" minimum:"1" maximum:"10000" default:"100"`
+}
+
+type dlqOutput struct {
+	Body struct {
+		DeadLetters []schema.DLQMessage `json:"dead_letters"`
+	}
+}
+
+func (h *handlers) addRoutes(api huma.API) {
+	huma.Register(api, huma.Operation{OperationID: "list-servers", Method: http.MethodGet, Path: "/v1/servers", Summary: "List servers",
+		Description: "Pages over every server's latest registry entry, ordered by name.", Tags: []string{"servers"}},
+		func(ctx context.Context, in *listInput) (*listOutput, error) {
+			rows, err := h.o.Store.ListServers(ctx, store.ListQuery{Namespace: in.Namespace, Cursor: in.Cursor, Limit: in.Limit + 1})
+			if err != nil {
+				return nil, h.internal("list servers", err)
+			}
+			out := &listOutput{}
+			out.Body.Servers = []Server{}
+			for i, r := range rows {
+				if i == in.Limit {
+					out.Body.NextCursor = rows[i-1].Name
+					break
+				}
+				out.Body.Servers = append(out.Body.Servers, toServer(r.Record, false))
+			}
+			return out, nil
+		})
+	huma.Register(api, huma.Operation{OperationID: "get-server", Method: http.MethodGet, Path: "/v1/servers/{name}", Summary: "Get a server",
+		Description: "The latest entry, every stored version and the drift events of one server.", Tags: []string{"servers"}},
+		func(ctx context.Context, in *nameInput) (*serverOutput, error) {
+			row, err := h.o.Store.GetServer(ctx, in.Name)
+			if errors.Is(err, store.ErrNotFound) {
+				return nil, huma.Error404NotFound("no server named " + in.Name + " (names are URL-encoded: io.github.owner%2Frepo)")
+			}
+			if err != nil {
+				return nil, h.internal("get server", err)
+			}
+			vers, err := h.o.Store.Versions(ctx, in.Name, 1000)
+			if err != nil {
+				return nil, h.internal("versions", err)
+			}
+			evs, err := h.o.Store.Events(ctx, store.EventQuery{Server: in.Name, Limit: 10000})
+			if err != nil {
+				return nil, h.internal("events", err)
+			}
+			out := &serverOutput{}
+			out.Body.Server = toServer(row.Record, true)
+			out.Body.Versions = make([]VersionRow, 0, len(vers))
+			for _, v := range vers {
+				out.Body.Versions = append(out.Body.Versions, VersionRow{Version: v.Version, Status: v.Status, IsLatest: v.IsLatest, PublishedAt: optTime(v.PublishedAt),
+					ObservedAt: v.ObservedAt, ContentSHA256: v.ContentSHA256, Description: v.Description})
+			}
+			out.Body.Events = nonNil(evs)
+			return out, nil
+		})
+	huma.Register(api, huma.Operation{OperationID: "get-server-events", Method: http.MethodGet, Path: "/v1/servers/{name}/events", Summary: "Drift events of a server",
+		Tags: []string{"drift"}},
+		func(ctx context.Context, in *serverEventsInput) (*eventsOutput, error) {
+			evs, err := h.o.Store.Events(ctx, store.EventQuery{Server: in.Name, Kind: in.Kind, Since: in.Since, Limit: in.Limit})
+			if err != nil {
+				return nil, h.internal("events", err)
+			}
+			out := &eventsOutput{}
+			out.Body.Events = nonNil(evs)
+			return out, nil
+		})
+	huma.Register(api, huma.Operation{OperationID: "list-events", Method: http.MethodGet, Path: "/v1/events", Summary: "Drift events",
+		Description: "Drift events across the registry, oldest first.", Tags: []string{"drift"}},
+		func(ctx context.Context, in *eventsInput) (*eventsOutput, error) {
+			evs, err := h.o.Store.Events(ctx, store.EventQuery{Kind: in.Kind, Since: in.Since, Limit: in.Limit})
+			if err != nil {
+				return nil, h.internal("events", err)
+			}
+			out := &eventsOutput{}
+			out.Body.Events = nonNil(evs)
+			return out, nil
+		})
+	huma.Register(api, huma.Operation{OperationID: "list-snapshots", Method: http.MethodGet, Path: "/v1/snapshots", Summary: "Applied snapshots",
+		Description: "Every registry snapshot the differ applied, with its per-kind event counts and whether it was partial.", Tags: []string{"drift"}},
+		func(ctx context.Context, _ *struct{}) (*snapshotsOutput, error) {
+			snaps, err := h.o.Store.Snapshots(ctx)
+			if err != nil {
+				return nil, h.internal("snapshots", err)
+			}
+			counts, err := h.o.Store.EventCounts(ctx)
+			if err != nil {
+				return nil, h.internal("event counts", err)
+			}
+			out := &snapshotsOutput{}
+			out.Body.Snapshots = snaps
+			if out.Body.Snapshots == nil {
+				out.Body.Snapshots = []schema.SnapshotSummary{}
+			}
+			out.Body.EventCounts = counts
+			return out, nil
+		})
+	huma.Register(api, huma.Operation{OperationID: "list-dead-letters", Method: http.MethodGet, Path: "/v1/dlq", Summary: "Dead letters",
+		Description: "Input that could not be used, with the reason code and a bounded copy of the payload.", Tags: []string{"operations"}},
+		func(ctx context.Context, in *dlqInput) (*dlqOutput, error) {
+			d, err := h.o.Store.DLQ(ctx, in.Limit)
+			if err != nil {
+				return nil, h.internal("dlq", err)
+			}
+			out := &dlqOutput{}
+			out.Body.DeadLetters = d
+			if out.Body.DeadLetters == nil {
+				out.Body.DeadLetters = []schema.DLQMessage{}
+			}
+			return out, nil
+		})
+}
+
+func nonNil(evs []schema.DriftEvent) []schema.DriftEvent {
+	if evs == nil {
+		return []schema.DriftEvent{}
+	}
+	return evs
+}
+
+// internal logs the cause and returns a 500 that does not leak it.
+func (h *handlers) internal(what string, err error) error {
+	h.o.Log.Error("api: store read failed", zap.String("what", what), zap.Error(err))
+	return huma.Error500InternalServerError(what + " failed; see the server log")
+}

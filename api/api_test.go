@@ -1,0 +1,253 @@
+package api_test
+
+import (
+	"context"
+	"encoding/json"
+	"flag"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"net/url"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/forum-mcp/forum/api"
+	"github.com/forum-mcp/forum/ingest/differ"
+	"github.com/forum-mcp/forum/ingest/registry"
+	"github.com/forum-mcp/forum/schema"
+	"github.com/forum-mcp/forum/sql/duckdb"
+	"github.com/forum-mcp/forum/sql/store"
+)
+
+var update = flag.Bool("update", false, "rewrite golden files")
+
+// loadedStore fills a DuckDB store from the bundled real snapshots, the way
+// the pipeline would (differ + history rows), without the bus.
+func loadedStore(t *testing.T) *duckdb.Store {
+	t.Helper()
+	ctx := context.Background()
+	s, err := duckdb.Open(ctx, filepath.Join(t.TempDir(), "api.duckdb"), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { s.Close() })
+	if err := s.Migrate(ctx); err != nil {
+		t.Fatal(err)
+	}
+	files, err := registry.ListSnapshots("../ingest/registry/testdata/snapshots")
+	if err != nil {
+		t.Fatal(err)
+	}
+	st := differ.NewState()
+	for _, f := range files[len(files)-3:] {
+		entries, _, _, err := registry.LoadSnapshotFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		id := registry.SnapshotID(f.CapturedAt)
+		var recs []store.Record
+		for i := range entries {
+			recs = append(recs, store.RecordFromEntry(&entries[i], id, f.CapturedAt))
+		}
+		res := differ.Diff(st, differ.Snapshot{ID: id, Mode: schema.ModeFull, ObservedAt: f.CapturedAt, Entries: entries}, differ.Options{})
+		st = res.Next
+		if err := s.InsertRecords(ctx, recs); err != nil {
+			t.Fatal(err)
+		}
+		if err := s.InsertEvents(ctx, res.Events); err != nil {
+			t.Fatal(err)
+		}
+		if err := s.InsertSnapshots(ctx, []schema.SnapshotSummary{{ID: id, Mode: schema.ModeFull, Source: filepath.Base(f.Path), ObservedAt: f.CapturedAt, Entries: len(entries), Names: res.Names, Events: len(res.Events), Counts: differ.Counts(res.Events)}}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := s.InsertDLQ(ctx, []schema.DLQMessage{schema.NewDLQ("test", "page-1", schema.ReasonNotJSON, "html", "", []byte("<html>"), time.Now())}); err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
+
+func get(t *testing.T, srv *httptest.Server, path string, wantStatus int, into any) string {
+	t.Helper()
+	resp, err := http.Get(srv.URL + path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	if resp.StatusCode != wantStatus {
+		t.Fatalf("GET %s = %d, want %d: %s", path, resp.StatusCode, wantStatus, b)
+	}
+	if into != nil {
+		if err := json.Unmarshal(b, into); err != nil {
+			t.Fatalf("GET %s: %v: %s", path, err, b)
+		}
+	}
+	return string(b)
+}
+
+func TestAPI(t *testing.T) {
+	s := loadedStore(t)
+	reg := prometheus.NewRegistry()
+	reg.MustRegister(prometheus.NewCounter(prometheus.CounterOpts{Name: "forum_test_total", Help: "t"}))
+	h, _ := api.New(api.Options{Store: s, Registry: reg})
+	srv := httptest.NewServer(h)
+	defer srv.Close()
+
+	// Paging over the whole latest view visits every server once, in order.
+	var all []string
+	cursor := ""
+	for page := 0; ; page++ {
+		var out struct {
+			Servers []struct {
+				Name string `json:"name"`
+			} `json:"servers"`
+			NextCursor string `json:"next_cursor"`
+		}
+		get(t, srv, "/v1/servers?limit=100&cursor="+url.QueryEscape(cursor), 200, &out)
+		for _, x := range out.Servers {
+			all = append(all, x.Name)
+		}
+		if out.NextCursor == "" {
+			break
+		}
+		cursor = out.NextCursor
+		if page > 20 {
+			t.Fatal("paging does not end")
+		}
+	}
+	if len(all) != 595 {
+		t.Errorf("paged %d servers, want 595 (names in 2025-10-09)", len(all))
+	}
+	for i := 1; i < len(all); i++ {
+		if all[i] <= all[i-1] {
+			t.Fatalf("not ordered/unique at %d: %s after %s", i, all[i], all[i-1])
+		}
+	}
+
+	var ns struct {
+		Servers []struct {
+			Name, Namespace string
+		} `json:"servers"`
+	}
+	get(t, srv, "/v1/servers?namespace=ai.smithery&limit=1000", 200, &ns)
+	if len(ns.Servers) == 0 {
+		t.Fatal("namespace filter returned nothing")
+	}
+	for _, x := range ns.Servers {
+		if x.Namespace != "ai.smithery" {
+			t.Errorf("namespace filter leaked %s", x.Name)
+		}
+	}
+
+	var one struct {
+		Server struct {
+			Name, Version string
+			Detail        map[string]any `json:"detail"`
+		} `json:"server"`
+		Versions []struct{ Version string } `json:"versions"`
+		Events   []schema.DriftEvent        `json:"events"`
+	}
+	get(t, srv, "/v1/servers/"+url.PathEscape("ai.smithery/brave"), 200, &one)
+	if one.Server.Name != "ai.smithery/brave" || one.Server.Version != "2.0.52" || one.Server.Detail["name"] != "ai.smithery/brave" {
+		t.Errorf("server: %+v", one.Server)
+	}
+	if len(one.Versions) < 20 || len(one.Events) == 0 {
+		t.Errorf("versions %d, events %d", len(one.Versions), len(one.Events))
+	}
+
+	body := get(t, srv, "/v1/servers/"+url.PathEscape("io.example/does-not-exist"), 404, nil)
+	if !strings.Contains(body, "no server named") {
+		t.Errorf("404 body does not say why: %s", body)
+	}
+	get(t, srv, "/v1/servers?limit=0", 422, nil)
+	get(t, srv, "/v1/servers?limit=abc", 422, nil)
+	get(t, srv, "/v1/events?kind=bogus", 422, nil)
+	get(t, srv, "/v1/events?since=yesterday", 422, nil)
+
+	var evs struct {
+		Events []schema.DriftEvent `json:"events"`
+	}
+	get(t, srv, "/v1/events?kind=version_added&limit=5", 200, &evs)
+	if len(evs.Events) != 5 {
+		t.Errorf("events limit: %d", len(evs.Events))
+	}
+	for _, e := range evs.Events {
+		if e.Kind != "version_added" {
+			t.Errorf("kind filter leaked %s", e.Kind)
+		}
+	}
+	get(t, srv, "/v1/servers/"+url.PathEscape("ai.smithery/brave")+"/events?kind=version_added", 200, &evs)
+	for _, e := range evs.Events {
+		if e.Server != "ai.smithery/brave" || e.Kind != "version_added" {
+			t.Errorf("server events leaked %s %s", e.Server, e.Kind)
+		}
+	}
+
+	var snaps struct {
+		Snapshots   []schema.SnapshotSummary `json:"snapshots"`
+		EventCounts map[string]int64         `json:"event_counts"`
+	}
+	get(t, srv, "/v1/snapshots", 200, &snaps)
+	if len(snaps.Snapshots) != 3 || snaps.EventCounts["new_server"] == 0 {
+		t.Errorf("snapshots %d counts %v", len(snaps.Snapshots), snaps.EventCounts)
+	}
+	var dlq struct {
+		DeadLetters []schema.DLQMessage `json:"dead_letters"`
+	}
+	get(t, srv, "/v1/dlq", 200, &dlq)
+	if len(dlq.DeadLetters) != 1 || dlq.DeadLetters[0].Reason != schema.ReasonNotJSON {
+		t.Errorf("dlq: %+v", dlq.DeadLetters)
+	}
+	get(t, srv, "/healthz", 200, nil)
+	get(t, srv, "/readyz", 200, nil)
+	if m := get(t, srv, "/metrics", 200, nil); !strings.Contains(m, "forum_test_total") {
+		t.Error("metrics not served")
+	}
+	if d := get(t, srv, "/docs", 200, nil); !strings.Contains(d, "<html") {
+		t.Error("docs page not served")
+	}
+	var doc map[string]any
+	get(t, srv, "/openapi.json", 200, &doc)
+	if doc["openapi"] != "3.1.0" {
+		t.Errorf("openapi version %v", doc["openapi"])
+	}
+}
+
+func TestReadyzFailsWhenTheStoreIsGone(t *testing.T) {
+	s := loadedStore(t)
+	h, _ := api.New(api.Options{Store: s})
+	srv := httptest.NewServer(h)
+	defer srv.Close()
+	s.Close()
+	get(t, srv, "/readyz", 503, nil)
+}
+
+// TestOpenAPIGolden keeps the published API document in the repo; run with
+// -update after an intended change.
+func TestOpenAPIGolden(t *testing.T) {
+	_, h := api.New(api.Options{})
+	got, err := json.MarshalIndent(h.OpenAPI(), "", "  ")
+	if err != nil {
+		t.Fatal(err)
+	}
+	got = append(got, '\n')
+	golden := filepath.Join("testdata", "openapi.golden.json")
+	if *update {
+		if err := os.WriteFile(golden, got, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	want, err := os.ReadFile(golden)
+	if err != nil {
+		t.Fatalf("%v (run go test ./api -update to create it)", err)
+	}
+	if string(got) != string(want) {
+		t.Error("the OpenAPI document changed; review and run go test ./api -run OpenAPIGolden -update")
+	}
+}

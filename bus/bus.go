@@ -1,0 +1,326 @@
+// Package bus is the Kafka transport every stage shares: the embedded
+// Kafka-protocol broker (franz-go's kfake, persisted on disk) for `forum run`
+// and tests, and the segmentio/kafka-go client code that talks to it or to any
+// Kafka >= 3 the same way. It sits at the top level, beside ingest/ and
+// processors/, because both sides of every topic use it.
+//
+// Delivery is at-least-once: producers wait for all in-sync replicas, and
+// consumers commit an offset only after their sink has the batch (see
+// Consume). Sinks are idempotent, so a redelivered batch changes nothing.
+package bus
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/segmentio/kafka-go"
+	"github.com/twmb/franz-go/pkg/kfake"
+	"go.uber.org/zap"
+)
+
+// TopicSpec names a topic and its partition count.
+type TopicSpec struct {
+	Name       string
+	Partitions int
+}
+
+// Embedded is the in-process broker.
+type Embedded struct {
+	cluster *kfake.Cluster
+	addrs   []string
+}
+
+// StartEmbedded starts a kfake broker on loopback persisted under dataDir:
+// messages and committed group offsets survive a SIGKILL (SyncWrites fsyncs
+// every write). port 0 picks a free port.
+func StartEmbedded(dataDir string, port int, log *zap.Logger) (*Embedded, error) {
+	if log == nil {
+		log = zap.NewNop()
+	}
+	if err := os.MkdirAll(dataDir, 0o755); err != nil {
+		return nil, fmt.Errorf("embedded broker data dir: %w", err)
+	}
+	opts := []kfake.Opt{
+		kfake.DataDir(dataDir),
+		kfake.SyncWrites(),
+		kfake.NumBrokers(1),
+		kfake.ListenFn(func(network, _ string) (net.Listener, error) {
+			return net.Listen("tcp", fmt.Sprintf("127.0.0.1:%d", port))
+		}),
+		kfake.WithLogger(kfakeLogger{log.Named("kfake")}),
+	}
+	c, err := kfake.NewCluster(opts...)
+	if err != nil {
+		return nil, fmt.Errorf("starting embedded broker: %w", err)
+	}
+	e := &Embedded{cluster: c, addrs: c.ListenAddrs()}
+	log.Info("embedded broker up", zap.Strings("addrs", e.addrs), zap.String("data_dir", dataDir))
+	return e, nil
+}
+
+// Addrs returns the broker addresses for clients.
+func (e *Embedded) Addrs() []string { return e.addrs }
+
+// Close stops the broker.
+func (e *Embedded) Close() { e.cluster.Close() }
+
+type kfakeLogger struct{ l *zap.Logger }
+
+func (k kfakeLogger) Logf(level kfake.LogLevel, msg string, args ...any) {
+	if level <= kfake.LogLevelWarn {
+		k.l.Sugar().Warnf(msg, args...)
+	}
+}
+
+// EnsureTopics creates the topics that do not exist yet. Existing topics are
+// left as they are (a partition-count mismatch is logged, not fixed).
+func EnsureTopics(ctx context.Context, brokers []string, topics []TopicSpec, log *zap.Logger) error {
+	if log == nil {
+		log = zap.NewNop()
+	}
+	cl := &kafka.Client{Addr: kafka.TCP(brokers...), Timeout: 10 * time.Second}
+	req := &kafka.CreateTopicsRequest{}
+	for _, t := range topics {
+		req.Topics = append(req.Topics, kafka.TopicConfig{Topic: t.Name, NumPartitions: t.Partitions, ReplicationFactor: 1})
+	}
+	var lastErr error
+	for attempt := 0; attempt < 20; attempt++ {
+		resp, err := cl.CreateTopics(ctx, req)
+		if err == nil {
+			for name, terr := range resp.Errors {
+				if terr != nil && !errors.Is(terr, kafka.TopicAlreadyExists) {
+					return fmt.Errorf("creating topic %s: %w", name, terr)
+				}
+			}
+			return nil
+		}
+		lastErr = err
+		log.Debug("broker not ready for topic creation", zap.Error(err))
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(250 * time.Millisecond):
+		}
+	}
+	return fmt.Errorf("creating topics on %s: %w", strings.Join(brokers, ","), lastErr)
+}
+
+// NewWriter returns a producer that hashes keys onto partitions and waits for
+// every in-sync replica, so a returned write is on the broker.
+func NewWriter(brokers []string, log *zap.Logger) *kafka.Writer {
+	return &kafka.Writer{
+		Addr:         kafka.TCP(brokers...),
+		Balancer:     &kafka.Hash{},
+		RequiredAcks: kafka.RequireAll,
+		BatchSize:    1000,
+		// One record batch must fit the broker's message.max.bytes (1 MiB by
+		// default in Kafka and kfake); entries are bounded at 256 KiB.
+		BatchBytes:   1 << 20,
+		BatchTimeout: 5 * time.Millisecond,
+		MaxAttempts:  10,
+		ErrorLogger:  kafka.LoggerFunc(zapf(log, true)),
+	}
+}
+
+// NewReader returns a group consumer on topics that starts at the oldest
+// offset when the group has none. Offsets are committed only explicitly.
+func NewReader(brokers []string, group string, topics []string, log *zap.Logger) *kafka.Reader {
+	return kafka.NewReader(kafka.ReaderConfig{
+		Brokers:               brokers,
+		GroupID:               group,
+		GroupTopics:           topics,
+		StartOffset:           kafka.FirstOffset,
+		MinBytes:              1,
+		MaxBytes:              32 << 20,
+		MaxWait:               200 * time.Millisecond,
+		ReadBatchTimeout:      2 * time.Second,
+		CommitInterval:        0, // synchronous commits: we commit after the sink
+		HeartbeatInterval:     time.Second,
+		SessionTimeout:        10 * time.Second,
+		RebalanceTimeout:      10 * time.Second,
+		JoinGroupBackoff:      500 * time.Millisecond,
+		WatchPartitionChanges: false,
+		// kafka-go logs fetch timeouts on idle partitions as errors; they are
+		// routine here, and real failures surface through FetchMessage.
+		ErrorLogger:            kafka.LoggerFunc(zapf(log, false)),
+		PartitionWatchInterval: 5 * time.Second,
+	})
+}
+
+func zapf(log *zap.Logger, isErr bool) func(string, ...any) {
+	if log == nil {
+		return func(string, ...any) {}
+	}
+	s := log.Named("kafka").Sugar()
+	if isErr {
+		return s.Warnf
+	}
+	return s.Debugf
+}
+
+// Handler receives a batch of messages. It must be idempotent: after a crash
+// the same batch may come again. Returning an error leaves the batch
+// uncommitted; Consume then re-reads from the last commit.
+type Handler func(ctx context.Context, msgs []kafka.Message) error
+
+// ConsumeConfig tunes Consume.
+type ConsumeConfig struct {
+	Brokers  []string
+	Group    string
+	Topics   []string
+	MaxBatch int           // default 1000
+	MaxWait  time.Duration // how long to fill a batch, default 100 ms
+	Log      *zap.Logger
+}
+
+// Consume reads batches and hands them to h, committing after h succeeds,
+// until ctx ends. On a handler or commit error the reader is closed and
+// reopened after a back-off, so the batch is delivered again.
+func Consume(ctx context.Context, cfg ConsumeConfig, h Handler) error {
+	if cfg.MaxBatch <= 0 {
+		cfg.MaxBatch = 1000
+	}
+	if cfg.MaxWait <= 0 {
+		cfg.MaxWait = 100 * time.Millisecond
+	}
+	log := cfg.Log
+	if log == nil {
+		log = zap.NewNop()
+	}
+	backoff := 200 * time.Millisecond
+	for ctx.Err() == nil {
+		err := consumeOnce(ctx, cfg, h, log)
+		if ctx.Err() != nil {
+			return nil
+		}
+		log.Warn("consumer restarting from the last commit", zap.String("group", cfg.Group), zap.Error(err), zap.Duration("backoff", backoff))
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-time.After(backoff):
+		}
+		backoff = min(backoff*2, 10*time.Second)
+	}
+	return nil
+}
+
+func consumeOnce(ctx context.Context, cfg ConsumeConfig, h Handler, log *zap.Logger) error {
+	r := NewReader(cfg.Brokers, cfg.Group, cfg.Topics, log)
+	defer r.Close()
+	for {
+		first, err := r.FetchMessage(ctx)
+		if err != nil {
+			return fmt.Errorf("fetch: %w", err)
+		}
+		batch := []kafka.Message{first}
+		fill, cancel := context.WithTimeout(ctx, cfg.MaxWait)
+		for len(batch) < cfg.MaxBatch {
+			m, err := r.FetchMessage(fill)
+			if err != nil {
+				break
+			}
+			batch = append(batch, m)
+		}
+		cancel()
+		if err := h(ctx, batch); err != nil {
+			return fmt.Errorf("handler: %w", err)
+		}
+		if err := r.CommitMessages(ctx, batch...); err != nil {
+			return fmt.Errorf("commit: %w", err)
+		}
+	}
+}
+
+// Lag returns, for group on topics, the number of messages not yet committed
+// (end offset minus committed offset, summed over partitions).
+func Lag(ctx context.Context, brokers []string, group string, topics []string) (int64, error) {
+	cl := &kafka.Client{Addr: kafka.TCP(brokers...), Timeout: 10 * time.Second}
+	meta, err := cl.Metadata(ctx, &kafka.MetadataRequest{Topics: topics})
+	if err != nil {
+		return 0, fmt.Errorf("metadata: %w", err)
+	}
+	list := map[string][]kafka.OffsetRequest{}
+	fetch := map[string][]int{}
+	for _, t := range meta.Topics {
+		if t.Error != nil {
+			return 0, fmt.Errorf("topic %s: %w", t.Name, t.Error)
+		}
+		for _, p := range t.Partitions {
+			list[t.Name] = append(list[t.Name], kafka.LastOffsetOf(p.ID))
+			fetch[t.Name] = append(fetch[t.Name], p.ID)
+		}
+	}
+	ends, err := cl.ListOffsets(ctx, &kafka.ListOffsetsRequest{Topics: list})
+	if err != nil {
+		return 0, fmt.Errorf("list offsets: %w", err)
+	}
+	committed, err := cl.OffsetFetch(ctx, &kafka.OffsetFetchRequest{GroupID: group, Topics: fetch})
+	if err != nil {
+		return 0, fmt.Errorf("offset fetch: %w", err)
+	}
+	var lag int64
+	for topic, parts := range ends.Topics {
+		done := map[int]int64{}
+		for _, p := range committed.Topics[topic] {
+			done[p.Partition] = p.CommittedOffset
+		}
+		for _, p := range parts {
+			if p.Error != nil {
+				return 0, fmt.Errorf("offsets of %s/%d: %w", topic, p.Partition, p.Error)
+			}
+			c := done[p.Partition]
+			if c < 0 {
+				c = 0
+			}
+			if p.LastOffset > c {
+				lag += p.LastOffset - c
+			}
+		}
+	}
+	return lag, nil
+}
+
+// SummarizeWriteError shortens kafka-go's WriteErrors (one error per message,
+// often thousands of the same) to a count and the first distinct causes.
+func SummarizeWriteError(err error) error {
+	var we kafka.WriteErrors
+	if !errors.As(err, &we) {
+		return err
+	}
+	seen := map[string]int{}
+	var order []string
+	failed := 0
+	for _, e := range we {
+		if e == nil {
+			continue
+		}
+		failed++
+		if seen[e.Error()] == 0 {
+			order = append(order, e.Error())
+		}
+		seen[e.Error()]++
+	}
+	parts := make([]string, 0, len(order))
+	for i, m := range order {
+		if i == 3 {
+			parts = append(parts, fmt.Sprintf("and %d more kinds", len(order)-3))
+			break
+		}
+		parts = append(parts, fmt.Sprintf("%dx %s", seen[m], m))
+	}
+	return fmt.Errorf("%d of %d messages not written: %s: %w", failed, len(we), strings.Join(parts, "; "), errors.Join(firstErr(we)))
+}
+
+func firstErr(we kafka.WriteErrors) error {
+	for _, e := range we {
+		if e != nil {
+			return e
+		}
+	}
+	return nil
+}

@@ -1,0 +1,62 @@
+// Command forum scores every server in the official MCP Registry for trust
+// and quality. One binary, one subcommand per role:
+//
+//	forum run       all roles in one process (embedded broker + DuckDB by default)
+//	forum replay    the same pipeline fed from snapshot files, then a summary
+//	forum diff      drift events between two snapshot files, as JSON lines
+//	forum ingest    the registry crawler alone (at scale)
+//	forum process   the differ and the history sink alone (at scale)
+//	forum serve     the API alone (at scale; ClickHouse store)
+//	forum migrate   create or upgrade the store's tables
+//	forum sql       read-only SQL against the store
+//	forum validate  the drift engine's self-test on a snapshot
+//	forum openapi   print the OpenAPI document
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"os/signal"
+	"syscall"
+
+	"github.com/spf13/cobra"
+)
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	if err := newRoot().ExecuteContext(ctx); err != nil {
+		var ue usageError
+		if errors.As(err, &ue) {
+			fmt.Fprintln(os.Stderr, "forum:", err)
+			os.Exit(2)
+		}
+		fmt.Fprintln(os.Stderr, "forum:", err)
+		os.Exit(1)
+	}
+}
+
+// usageError marks errors caused by how the command was called (exit 2).
+type usageError struct{ error }
+
+func newRoot() *cobra.Command {
+	root := &cobra.Command{
+		Use:   "forum",
+		Short: "Trust and quality records for every server in the official MCP Registry",
+		Long: `forum crawls the official MCP Registry, diffs its snapshots into drift events,
+keeps the history in DuckDB (embedded) or ClickHouse (at scale), and serves it
+through an OpenAPI 3.1 API. Stages talk over Kafka topics: an embedded
+Kafka-protocol broker by default, any Kafka >= 3 with --kafka-brokers.
+
+Start here:
+  forum replay --snapshots ingest/registry/testdata/snapshots   # offline, real data
+  forum run                                                     # live registry, API on :8080`,
+		SilenceUsage:  true,
+		SilenceErrors: true,
+	}
+	root.AddCommand(newRunCmd(), newReplayCmd(), newDiffCmd(), newIngestCmd(), newProcessCmd(), newServeCmd(),
+		newMigrateCmd(), newSQLCmd(), newValidateCmd(), newOpenAPICmd())
+	return root
+}

@@ -1,0 +1,71 @@
+#!/usr/bin/env bash
+# deploy/test.sh — the project's test command (the README's first command and
+# what .ci/run calls). It installs what the tests need, idempotently, starts
+# the services the integration tests use on loopback, runs vet, gofmt and
+# every test, and stops what it started.
+#
+#   FORUM_TEST_SKIP_SERVICES=1  run without starting ClickHouse/Kafka (their
+#                               integration tests then skip; not allowed in CI)
+#   GO_TEST_FLAGS               extra flags for go test (default: -count=1)
+set -euo pipefail
+repo=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+cd "$repo"
+
+say() { printf '\n== %s\n' "$*" >&2; }
+
+command -v go >/dev/null || { echo "test.sh: Go is not installed (need Go 1.26)" >&2; exit 1; }
+go_minor=$(go env GOVERSION | sed -E 's/^go1\.([0-9]+).*/\1/')
+if [[ ${go_minor:-0} -lt 26 ]]; then
+	echo "test.sh: need Go >= 1.26, have $(go env GOVERSION)" >&2
+	exit 1
+fi
+
+started=()
+cleanup() {
+	for s in "${started[@]}"; do
+		bash "deploy/$s.sh" stop || true
+	done
+}
+trap cleanup EXIT
+
+if [[ ${CI:-} == true && ${FORUM_TEST_SKIP_SERVICES:-} == 1 ]]; then
+	echo "test.sh: FORUM_TEST_SKIP_SERVICES is not allowed in CI: integration tests must run" >&2
+	exit 1
+fi
+
+if [[ ${FORUM_TEST_SKIP_SERVICES:-} != 1 ]]; then
+	for svc in clickhouse kafka; do
+		[[ -f deploy/$svc.sh ]] || continue
+		if ! bash "deploy/$svc.sh" status >/dev/null 2>&1; then
+			say "starting $svc (installs it on first use)"
+			bash "deploy/$svc.sh" start
+			started+=("$svc")
+		fi
+	done
+	export FORUM_TEST_CLICKHOUSE=${FORUM_TEST_CLICKHOUSE:-$(bash deploy/clickhouse.sh dsn)}
+	if [[ -f deploy/kafka.sh ]]; then
+		export FORUM_TEST_KAFKA=${FORUM_TEST_KAFKA:-$(bash deploy/kafka.sh brokers)}
+	fi
+fi
+
+say "go vet"
+go vet ./...
+say "gofmt"
+unformatted=$(gofmt -l $(git ls-files '*.go' 2>/dev/null || find . -name '*.go' -not -path './data/*'))
+if [[ -n $unformatted ]]; then
+	echo "gofmt needed on:" >&2
+	echo "$unformatted" >&2
+	exit 1
+fi
+
+say "go test (ClickHouse: ${FORUM_TEST_CLICKHOUSE:-skipped}, Kafka: ${FORUM_TEST_KAFKA:-skipped})"
+# shellcheck disable=SC2086
+mkdir -p data
+set +e
+go test ${GO_TEST_FLAGS:--count=1} -timeout 20m ./... 2>&1 | tee data/go-test.log
+status=${PIPESTATUS[0]}
+set -e
+passed=$(grep -c '^ok ' data/go-test.log || true)
+failed=$(grep -c '^FAIL' data/go-test.log || true)
+echo "go test: $passed packages ok, $failed failed" >&2
+exit "$status"

@@ -1,0 +1,257 @@
+package differ
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+	"sync"
+	"time"
+
+	"github.com/segmentio/kafka-go"
+	"go.uber.org/zap"
+
+	"github.com/forum-mcp/forum/bus"
+	"github.com/forum-mcp/forum/schema"
+)
+
+// StageConfig configures the differ stage: registry.records in,
+// registry.diffs + registry.snapshots + dlq out.
+type StageConfig struct {
+	Brokers []string
+	Group   string // default "forum-differ"
+	// StatePath is the checkpoint file of the known state. It is written
+	// (atomically) after a snapshot's events are on the bus and before the
+	// snapshot's offsets are committed, so a crash anywhere replays at most
+	// one snapshot, with the same event IDs.
+	StatePath    string
+	PartialRatio float64
+	Log          *zap.Logger
+}
+
+// Stage runs the differ against the bus.
+type Stage struct {
+	cfg   StageConfig
+	log   *zap.Logger
+	mu    sync.Mutex
+	state *State
+}
+
+// NewStage loads the checkpoint (or starts empty).
+func NewStage(cfg StageConfig) (*Stage, error) {
+	if cfg.Group == "" {
+		cfg.Group = "forum-differ"
+	}
+	log := cfg.Log
+	if log == nil {
+		log = zap.NewNop()
+	}
+	st, err := LoadState(cfg.StatePath)
+	if err != nil {
+		return nil, err
+	}
+	return &Stage{cfg: cfg, log: log.Named("differ"), state: st}, nil
+}
+
+// Applied returns the ObservedAt and ID of the last applied snapshot.
+func (s *Stage) Applied() (time.Time, string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.state.Applied, s.state.AppliedID
+}
+
+// FirstSeen returns when a server first appeared (drift_observed_since).
+func (s *Stage) FirstSeen(name string) (time.Time, bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	t, ok := s.state.FirstSeen[name]
+	return t, ok
+}
+
+// LoadState reads a checkpoint; a missing file is an empty state.
+func LoadState(path string) (*State, error) {
+	b, err := os.ReadFile(path)
+	if errors.Is(err, os.ErrNotExist) {
+		return NewState(), nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("reading differ state: %w", err)
+	}
+	st := NewState()
+	if err := json.Unmarshal(b, st); err != nil {
+		return nil, fmt.Errorf("differ state %s is corrupt (delete it to rebuild from the topic): %w", path, err)
+	}
+	return st, nil
+}
+
+// SaveState writes a checkpoint atomically (temp file, fsync, rename).
+func SaveState(path string, st *State) error {
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		return fmt.Errorf("differ state dir: %w", err)
+	}
+	tmp, err := os.CreateTemp(filepath.Dir(path), ".differ-state-*")
+	if err != nil {
+		return fmt.Errorf("differ state: %w", err)
+	}
+	defer os.Remove(tmp.Name())
+	if err := json.NewEncoder(tmp).Encode(st); err != nil {
+		tmp.Close()
+		return fmt.Errorf("writing differ state: %w", err)
+	}
+	if err := tmp.Sync(); err != nil {
+		tmp.Close()
+		return fmt.Errorf("syncing differ state: %w", err)
+	}
+	if err := tmp.Close(); err != nil {
+		return err
+	}
+	return os.Rename(tmp.Name(), path)
+}
+
+type pending struct {
+	mode       string
+	observedAt time.Time
+	entries    map[string]schema.Entry // name@version -> entry (redelivery overwrites)
+	order      []string
+}
+
+// Run consumes until ctx ends. Records are buffered per snapshot; a
+// snapshot_end marker applies the snapshot: events and the summary are
+// written (and acknowledged) first, the checkpoint next, the offset last.
+func (s *Stage) Run(ctx context.Context) error {
+	backoff := 200 * time.Millisecond
+	for ctx.Err() == nil {
+		err := s.runOnce(ctx)
+		if ctx.Err() != nil {
+			return nil
+		}
+		s.log.Warn("differ restarting from its last commit", zap.Error(err), zap.Duration("backoff", backoff))
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-time.After(backoff):
+		}
+		backoff = min(2*backoff, 10*time.Second)
+	}
+	return nil
+}
+
+func (s *Stage) runOnce(ctx context.Context) error {
+	r := bus.NewReader(s.cfg.Brokers, s.cfg.Group, []string{schema.TopicRegistryRecords}, s.log)
+	defer r.Close()
+	w := bus.NewWriter(s.cfg.Brokers, s.log)
+	defer w.Close()
+	buf := map[string]*pending{}
+	var dead []kafka.Message // undecodable, committed with the next marker
+	for {
+		m, err := r.FetchMessage(ctx)
+		if err != nil {
+			return fmt.Errorf("fetch: %w", err)
+		}
+		var msg schema.RecordMsg
+		if err := json.Unmarshal(m.Value, &msg); err != nil || msg.SnapshotID == "" || (msg.Type == schema.MsgRecord && msg.Entry == nil) || (msg.Type == schema.MsgSnapshotEnd && msg.End == nil) {
+			detail := "message is not a record or snapshot_end"
+			if err != nil {
+				detail = err.Error()
+			}
+			dlq := schema.NewDLQ("differ", fmt.Sprintf("%s/%d@%d", m.Topic, m.Partition, m.Offset), schema.ReasonBadMessage, detail, string(m.Key), m.Value, time.Now())
+			if err := writeJSON(ctx, w, schema.TopicDLQ, dlq.Key, dlq); err != nil {
+				return err
+			}
+			dead = append(dead, m)
+			continue
+		}
+		switch msg.Type {
+		case schema.MsgRecord:
+			p := buf[msg.SnapshotID]
+			if p == nil {
+				p = &pending{mode: msg.Mode, observedAt: msg.ObservedAt, entries: map[string]schema.Entry{}}
+				buf[msg.SnapshotID] = p
+			}
+			k := msg.Entry.Server.Name + "@" + msg.Entry.Server.Version
+			if _, ok := p.entries[k]; !ok {
+				p.order = append(p.order, k)
+			}
+			p.entries[k] = *msg.Entry
+		case schema.MsgSnapshotEnd:
+			if err := s.apply(ctx, w, msg, buf[msg.SnapshotID]); err != nil {
+				return err
+			}
+			delete(buf, msg.SnapshotID)
+			for id, p := range buf { // older leftovers can never complete now
+				if !p.observedAt.After(msg.ObservedAt) {
+					delete(buf, id)
+				}
+			}
+			if err := r.CommitMessages(ctx, append(dead, m)...); err != nil {
+				return fmt.Errorf("commit: %w", err)
+			}
+			dead = dead[:0]
+		}
+	}
+}
+
+func (s *Stage) apply(ctx context.Context, w *kafka.Writer, end schema.RecordMsg, p *pending) error {
+	s.mu.Lock()
+	known := s.state
+	s.mu.Unlock()
+	if !end.ObservedAt.After(known.Applied) {
+		s.log.Info("snapshot already applied, skipping redelivery", zap.String("snapshot", end.SnapshotID))
+		return nil
+	}
+	snap := Snapshot{ID: end.SnapshotID, Mode: end.Mode, ObservedAt: end.ObservedAt, Incomplete: end.End.Incomplete}
+	if p != nil {
+		sort.Strings(p.order)
+		snap.Entries = make([]schema.Entry, 0, len(p.order))
+		for _, k := range p.order {
+			snap.Entries = append(snap.Entries, p.entries[k])
+		}
+	}
+	if len(snap.Entries) == 0 && end.Mode == schema.ModeFull {
+		// An empty full listing is an outage, not a registry with no servers.
+		snap.Incomplete = true
+	}
+	res := Diff(known, snap, Options{PartialRatio: s.cfg.PartialRatio})
+	msgs := make([]kafka.Message, 0, len(res.Events)+1)
+	for i := range res.Events {
+		b, _ := json.Marshal(&res.Events[i])
+		msgs = append(msgs, kafka.Message{Topic: schema.TopicRegistryDiffs, Key: []byte(res.Events[i].Server), Value: b})
+	}
+	sum := schema.SnapshotSummary{
+		ID: end.SnapshotID, Mode: end.Mode, Source: end.End.Source, ObservedAt: end.ObservedAt.UTC(),
+		Entries: len(snap.Entries), Names: res.Names, KnownNames: len(res.Next.Latest), Rejects: end.End.Rejects,
+		Partial: res.Partial, Events: len(res.Events), Counts: Counts(res.Events),
+	}
+	b, _ := json.Marshal(&sum)
+	msgs = append(msgs, kafka.Message{Topic: schema.TopicRegistrySnapshots, Key: []byte(sum.ID), Value: b})
+	for i := 0; i < len(msgs); i += 1000 {
+		if err := w.WriteMessages(ctx, msgs[i:min(i+1000, len(msgs))]...); err != nil {
+			return fmt.Errorf("publishing drift events: %w", bus.SummarizeWriteError(err))
+		}
+	}
+	if s.cfg.StatePath != "" {
+		if err := SaveState(s.cfg.StatePath, res.Next); err != nil {
+			return err
+		}
+	}
+	s.mu.Lock()
+	s.state = res.Next
+	s.mu.Unlock()
+	s.log.Info("snapshot applied", zap.String("snapshot", sum.ID), zap.Int("entries", sum.Entries), zap.Int("names", sum.Names),
+		zap.Bool("partial", sum.Partial), zap.Int("events", sum.Events), zap.String("counts", FormatCounts(sum.Counts)))
+	return nil
+}
+
+func writeJSON(ctx context.Context, w *kafka.Writer, topic, key string, v any) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	if err := w.WriteMessages(ctx, kafka.Message{Topic: topic, Key: []byte(key), Value: b}); err != nil {
+		return fmt.Errorf("publishing to %s: %w", topic, err)
+	}
+	return nil
+}

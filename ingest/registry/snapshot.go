@@ -1,0 +1,314 @@
+package registry
+
+import (
+	"bufio"
+	"bytes"
+	"compress/gzip"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"regexp"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/forum-mcp/forum/schema"
+)
+
+// MaxSnapshotBytes bounds a decompressed snapshot file (a gzip bomb stops here).
+// The seeds' full registry (~170k records) is ~181 MB of JSON.
+const MaxSnapshotBytes = 2 << 30
+
+// SnapshotStats describes one read of a snapshot.
+type SnapshotStats struct {
+	Entries    int  // entries emitted
+	Names      int  // distinct names emitted
+	Rejects    int  // entries sent to reject
+	Incomplete bool // the document could not be read to its end
+}
+
+// ReadSnapshot streams the entries of a snapshot document (a JSON array of
+// entries, or a registry page envelope `{"servers": [...]}`), with or without
+// a UTF-8 BOM. Gzip is detected by its magic bytes. Each good entry goes to
+// emit; each bad one to rej as a dead letter, and reading goes on. A document
+// that breaks off (truncated, malformed between entries) stops the read with
+// Incomplete set and one dead letter for the rest; entries read before the
+// break are kept. The returned error is only for emit/rej failures and I/O
+// errors that are not the document's fault.
+func ReadSnapshot(r io.Reader, source string, observedAt time.Time, emit func(schema.Entry) error, rej func(schema.DLQMessage) error) (SnapshotStats, error) {
+	var st SnapshotStats
+	br := bufio.NewReaderSize(r, 64<<10)
+	if magic, _ := br.Peek(2); len(magic) == 2 && magic[0] == 0x1f && magic[1] == 0x8b {
+		zr, err := gzip.NewReader(br)
+		if err != nil {
+			st.Incomplete = true
+			return st, rej(schema.NewDLQ("replay", source, schema.ReasonMalformedJSON, "bad gzip header: "+err.Error(), "", nil, observedAt))
+		}
+		defer zr.Close()
+		br = bufio.NewReaderSize(io.LimitReader(zr, MaxSnapshotBytes), 64<<10)
+	} else {
+		br = bufio.NewReaderSize(io.LimitReader(br, MaxSnapshotBytes), 64<<10)
+	}
+	if bom, _ := br.Peek(3); bytes.Equal(bom, []byte{0xEF, 0xBB, 0xBF}) {
+		_, _ = br.Discard(3)
+	}
+	if first, _ := peekNonSpace(br); first == '<' {
+		st.Incomplete = true
+		head, _ := br.Peek(512)
+		return st, rej(schema.NewDLQ("replay", source, schema.ReasonNotJSON, "document starts with '<' (an HTML page?)", "", head, observedAt))
+	}
+
+	dec := json.NewDecoder(br)
+	broken := func(err error) error {
+		st.Incomplete = true
+		reason := schema.ReasonMalformedJSON
+		if errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, io.EOF) {
+			reason = schema.ReasonTruncatedJSON
+		}
+		rest, _ := io.ReadAll(io.LimitReader(io.MultiReader(dec.Buffered(), br), schema.MaxDLQPayload))
+		return rej(schema.NewDLQ("replay", source, reason, fmt.Sprintf("document breaks off after %d entries: %v", st.Entries+st.Rejects, err), "", rest, observedAt))
+	}
+	envelope, err := seekArray(dec)
+	if err != nil {
+		return st, broken(err)
+	}
+	seen := make(map[string]struct{})
+	names := make(map[string]struct{})
+	for dec.More() {
+		var raw json.RawMessage
+		if err := dec.Decode(&raw); err != nil {
+			return st, broken(err)
+		}
+		e, err := ParseEntry(raw)
+		if err != nil {
+			st.Rejects++
+			var re *RejectError
+			errors.As(err, &re)
+			if rerr := rej(schema.NewDLQ("replay", source, ReasonOf(err), err.Error(), rejectKey(re), raw, observedAt)); rerr != nil {
+				return st, rerr
+			}
+			continue
+		}
+		key := e.Server.Name + "@" + e.Server.Version
+		if _, dup := seen[key]; dup {
+			st.Rejects++
+			if rerr := rej(schema.NewDLQ("replay", source, schema.ReasonDuplicateEntry, "a second entry for "+key+" in one snapshot; the first is kept", key, raw, observedAt)); rerr != nil {
+				return st, rerr
+			}
+			continue
+		}
+		seen[key] = struct{}{}
+		names[e.Server.Name] = struct{}{}
+		st.Entries++
+		st.Names = len(names)
+		if err := emit(e); err != nil {
+			return st, err
+		}
+	}
+	if _, err := dec.Token(); err != nil { // the closing ']'
+		return st, broken(err)
+	}
+	if envelope {
+		// The rest of the envelope (metadata) is read through to its '}'.
+		for dec.More() {
+			var skip json.RawMessage
+			if _, err := dec.Token(); err != nil {
+				return st, broken(err)
+			}
+			if err := dec.Decode(&skip); err != nil {
+				return st, broken(err)
+			}
+		}
+		if _, err := dec.Token(); err != nil {
+			return st, broken(err)
+		}
+	}
+	// Anything after the document is a fault: it may hide entries.
+	if tok, err := dec.Token(); err != io.EOF {
+		if err == nil {
+			err = fmt.Errorf("unexpected %v after the end of the document", tok)
+		}
+		return st, broken(err)
+	}
+	return st, nil
+}
+
+func rejectKey(re *RejectError) string {
+	if re == nil {
+		return ""
+	}
+	return re.Key
+}
+
+func peekNonSpace(br *bufio.Reader) (byte, error) {
+	for i := 1; i <= 4096; i++ {
+		b, err := br.Peek(i)
+		if len(b) < i {
+			return 0, err
+		}
+		switch c := b[i-1]; c {
+		case ' ', '\t', '\r', '\n':
+			continue
+		default:
+			return c, nil
+		}
+	}
+	return 0, nil
+}
+
+// seekArray positions dec inside the entries array: either the document's
+// top-level array, or the array under "servers" in an envelope object.
+func seekArray(dec *json.Decoder) (envelope bool, err error) {
+	tok, err := dec.Token()
+	if err != nil {
+		return false, err
+	}
+	switch tok {
+	case json.Delim('['):
+		return false, nil
+	case json.Delim('{'):
+		for dec.More() {
+			k, err := dec.Token()
+			if err != nil {
+				return true, err
+			}
+			if k == "servers" {
+				t, err := dec.Token()
+				if err != nil {
+					return true, err
+				}
+				if t != json.Delim('[') {
+					return true, fmt.Errorf("\"servers\" is not an array")
+				}
+				return true, nil
+			}
+			var skip json.RawMessage
+			if err := dec.Decode(&skip); err != nil {
+				return true, err
+			}
+		}
+		return true, fmt.Errorf("object has no \"servers\" array")
+	default:
+		return false, fmt.Errorf("document is not a JSON array or envelope (starts with %v)", tok)
+	}
+}
+
+// SnapshotFile is one capture on disk with its capture time.
+type SnapshotFile struct {
+	Path       string
+	CapturedAt time.Time
+}
+
+var dateInName = regexp.MustCompile(`(\d{4}-\d{2}-\d{2})(?:[T_](\d{2})[:-]?(\d{2})[:-]?(\d{2}))?`)
+
+// ListSnapshots returns the *.json / *.json.gz files of dir ordered by capture
+// time. The capture time comes from dir/MANIFEST.tsv (columns file,
+// captured_at_utc) when present, else from a date (and optional time) in the
+// file name. A file with neither is an error: event time must never be
+// guessed from file system times.
+func ListSnapshots(dir string) ([]SnapshotFile, error) {
+	ents, err := os.ReadDir(dir)
+	if err != nil {
+		return nil, fmt.Errorf("reading snapshot dir: %w", err)
+	}
+	manifest, err := readManifest(filepath.Join(dir, "MANIFEST.tsv"))
+	if err != nil {
+		return nil, err
+	}
+	var out []SnapshotFile
+	for _, de := range ents {
+		n := de.Name()
+		if de.IsDir() || !(strings.HasSuffix(n, ".json") || strings.HasSuffix(n, ".json.gz")) {
+			continue
+		}
+		t, ok := manifest[n]
+		if !ok {
+			t, ok = timeFromName(n)
+		}
+		if !ok {
+			return nil, fmt.Errorf("snapshot %s: no capture time (add it to MANIFEST.tsv or put a YYYY-MM-DD date in the name)", n)
+		}
+		out = append(out, SnapshotFile{Path: filepath.Join(dir, n), CapturedAt: t})
+	}
+	sort.SliceStable(out, func(i, j int) bool {
+		if !out[i].CapturedAt.Equal(out[j].CapturedAt) {
+			return out[i].CapturedAt.Before(out[j].CapturedAt)
+		}
+		return out[i].Path < out[j].Path
+	})
+	return out, nil
+}
+
+func timeFromName(n string) (time.Time, bool) {
+	m := dateInName.FindStringSubmatch(n)
+	if m == nil {
+		return time.Time{}, false
+	}
+	s := m[1]
+	if m[2] != "" {
+		s += "T" + m[2] + ":" + m[3] + ":" + m[4]
+	} else {
+		s += "T00:00:00"
+	}
+	t, err := time.Parse("2006-01-02T15:04:05", s)
+	return t.UTC(), err == nil
+}
+
+func readManifest(path string) (map[string]time.Time, error) {
+	b, err := os.ReadFile(path)
+	if errors.Is(err, os.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("reading manifest: %w", err)
+	}
+	out := map[string]time.Time{}
+	fileCol, timeCol := 0, 1
+	for i, line := range strings.Split(strings.TrimSpace(string(b)), "\n") {
+		cols := strings.Split(strings.TrimRight(line, "\r"), "\t")
+		if i == 0 {
+			for j, c := range cols {
+				switch c {
+				case "file":
+					fileCol = j
+				case "captured_at_utc", "captured_at":
+					timeCol = j
+				}
+			}
+			continue
+		}
+		if len(cols) <= fileCol || len(cols) <= timeCol {
+			return nil, fmt.Errorf("%s line %d: want at least %d columns", path, i+1, max(fileCol, timeCol)+1)
+		}
+		t, err := time.Parse(time.RFC3339, cols[timeCol])
+		if err != nil {
+			return nil, fmt.Errorf("%s line %d: capture time: %w", path, i+1, err)
+		}
+		out[cols[fileCol]] = t.UTC()
+	}
+	return out, nil
+}
+
+// ReadSnapshotFile opens and reads one snapshot file.
+func ReadSnapshotFile(f SnapshotFile, emit func(schema.Entry) error, rej func(schema.DLQMessage) error) (SnapshotStats, error) {
+	fh, err := os.Open(f.Path)
+	if err != nil {
+		return SnapshotStats{}, fmt.Errorf("opening snapshot: %w", err)
+	}
+	defer fh.Close()
+	return ReadSnapshot(fh, filepath.Base(f.Path), f.CapturedAt, emit, rej)
+}
+
+// LoadSnapshotFile reads a whole snapshot file into memory: entries in file
+// order and the dead letters of the bad ones.
+func LoadSnapshotFile(f SnapshotFile) ([]schema.Entry, []schema.DLQMessage, SnapshotStats, error) {
+	var entries []schema.Entry
+	var rejects []schema.DLQMessage
+	st, err := ReadSnapshotFile(f,
+		func(e schema.Entry) error { entries = append(entries, e); return nil },
+		func(m schema.DLQMessage) error { rejects = append(rejects, m); return nil })
+	return entries, rejects, st, err
+}

@@ -1,0 +1,636 @@
+// Package clickhouse is the store at scale: the store.Store contract on
+// ClickHouse over the native protocol (github.com/ClickHouse/clickhouse-go/v2),
+// selected with --clickhouse-dsn.
+//
+// In: batches of registry records, drift events, snapshot summaries and dead
+// letters from the sink processor. Out: the API's reads and analysts'
+// read-only SQL (Query, run with readonly=1). The DDL lives in
+// migrations/*.sql, embedded, applied in order and recorded in
+// schema_migrations.
+//
+// The SQL runs on ClickHouse 18.16 (Debian's package, used by CI) and on
+// current releases, which constrains it (see ARCHITECTURE.md): rows are
+// written only with PrepareBatch("INSERT INTO t (cols)") + Append + Send;
+// times are Int64 Unix milliseconds (UTC; *_ms columns, each with a DateTime
+// ALIAS for analysts); booleans are UInt8; every table is a
+// ReplacingMergeTree read with FINAL, so reads never see duplicates whatever
+// merges have run. The winner rules equal DuckDB's (sql/store: earliest
+// observation per record key, greatest (observed_at, published_at, version,
+// content_sha256) per server in servers_latest, last write per id), which the
+// conformance suite in sql/store/storetest checks before and after
+// OPTIMIZE … FINAL.
+//
+// There are no multi-table transactions: InsertRecords writes
+// registry_records, then servers_latest. If the second write fails the
+// error is returned and the caller's retry (at-least-once) converges, since
+// both writes are idempotent.
+package clickhouse
+
+import (
+	"context"
+	"embed"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"math"
+	"reflect"
+	"regexp"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+
+	ch "github.com/ClickHouse/clickhouse-go/v2"
+	"github.com/ClickHouse/clickhouse-go/v2/lib/driver"
+	"go.uber.org/zap"
+
+	"github.com/forum-mcp/forum/schema"
+	"github.com/forum-mcp/forum/sql/store"
+)
+
+//go:embed migrations/*.sql
+var migrations embed.FS
+
+// DefaultDatabase is used when the DSN names no database.
+const DefaultDatabase = "forum"
+
+// Store is the ClickHouse implementation of store.Store and store.Querier.
+type Store struct {
+	conn     driver.Conn
+	database string
+	log      *zap.Logger
+}
+
+var (
+	_ store.Store   = (*Store)(nil)
+	_ store.Querier = (*Store)(nil)
+)
+
+var validDatabase = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
+
+// Open connects to the server named by dsn (clickhouse://host:port/database,
+// the usual clickhouse-go DSN options allowed), creating the database if it
+// is missing ("forum" when the DSN names none). It does not create tables:
+// call Migrate.
+func Open(ctx context.Context, dsn string, log *zap.Logger) (*Store, error) {
+	if log == nil {
+		log = zap.NewNop()
+	}
+	opts, err := ch.ParseDSN(dsn)
+	if err != nil {
+		return nil, fmt.Errorf("clickhouse: parse dsn: %w", err)
+	}
+	if opts.Protocol != ch.Native {
+		return nil, fmt.Errorf("clickhouse: dsn %q: only the native protocol is supported", dsn)
+	}
+	db := opts.Auth.Database
+	if db == "" {
+		db = DefaultDatabase
+	}
+	if !validDatabase.MatchString(db) {
+		return nil, fmt.Errorf("clickhouse: invalid database name %q", db)
+	}
+	if opts.DialTimeout == 0 {
+		opts.DialTimeout = 10 * time.Second
+	}
+
+	// The database must exist before a connection can select it.
+	boot := *opts
+	boot.Auth.Database = "default"
+	bc, err := ch.Open(&boot)
+	if err != nil {
+		return nil, fmt.Errorf("clickhouse: connect: %w", err)
+	}
+	err = bc.Exec(ctx, "CREATE DATABASE IF NOT EXISTS `"+db+"`")
+	bc.Close()
+	if err != nil {
+		return nil, fmt.Errorf("clickhouse: create database %s: %w", db, err)
+	}
+
+	opts.Auth.Database = db
+	conn, err := ch.Open(opts)
+	if err != nil {
+		return nil, fmt.Errorf("clickhouse: connect: %w", err)
+	}
+	if err := conn.Ping(ctx); err != nil {
+		conn.Close()
+		return nil, fmt.Errorf("clickhouse: ping: %w", err)
+	}
+	return &Store{conn: conn, database: db, log: log.With(zap.String("store", "clickhouse"), zap.String("database", db))}, nil
+}
+
+// Database returns the database the store uses.
+func (s *Store) Database() string { return s.database }
+
+// Close closes the connections.
+func (s *Store) Close() error {
+	if err := s.conn.Close(); err != nil {
+		return fmt.Errorf("clickhouse: close: %w", err)
+	}
+	return nil
+}
+
+// Ping reports whether the server answers.
+func (s *Store) Ping(ctx context.Context) error {
+	if err := s.conn.Ping(ctx); err != nil {
+		return fmt.Errorf("clickhouse: ping: %w", err)
+	}
+	return nil
+}
+
+// migration is one embedded migrations/NNNN_name.sql file.
+type migration struct {
+	version    int
+	name       string
+	statements []string
+}
+
+func loadMigrations() ([]migration, error) {
+	ents, err := fs.ReadDir(migrations, "migrations")
+	if err != nil {
+		return nil, fmt.Errorf("read migrations: %w", err)
+	}
+	var ms []migration
+	for _, e := range ents {
+		n := e.Name()
+		num, rest, ok := strings.Cut(strings.TrimSuffix(n, ".sql"), "_")
+		v, err := strconv.Atoi(num)
+		if !ok || err != nil {
+			return nil, fmt.Errorf("migration %s: name must be NNNN_name.sql", n)
+		}
+		b, err := migrations.ReadFile("migrations/" + n)
+		if err != nil {
+			return nil, fmt.Errorf("read migration %s: %w", n, err)
+		}
+		ms = append(ms, migration{version: v, name: rest, statements: splitStatements(string(b))})
+	}
+	sort.Slice(ms, func(i, j int) bool { return ms[i].version < ms[j].version })
+	return ms, nil
+}
+
+// splitStatements splits a migration on semicolons that end a line and drops
+// whole-line "--" comments (the native protocol takes one statement a query).
+func splitStatements(src string) []string {
+	var out []string
+	var cur strings.Builder
+	for _, line := range strings.Split(src, "\n") {
+		t := strings.TrimSpace(line)
+		if t == "" || strings.HasPrefix(t, "--") {
+			continue
+		}
+		cur.WriteString(line)
+		cur.WriteString("\n")
+		if strings.HasSuffix(t, ";") {
+			out = append(out, strings.TrimSuffix(strings.TrimSpace(cur.String()), ";"))
+			cur.Reset()
+		}
+	}
+	if s := strings.TrimSpace(cur.String()); s != "" {
+		out = append(out, s)
+	}
+	return out
+}
+
+// Migrate applies the embedded migrations not yet recorded in
+// schema_migrations. Each statement is idempotent, so a migration that failed
+// half-way is simply run again.
+func (s *Store) Migrate(ctx context.Context) error {
+	ms, err := loadMigrations()
+	if err != nil {
+		return fmt.Errorf("clickhouse: migrate: %w", err)
+	}
+	if err := s.conn.Exec(ctx, `CREATE TABLE IF NOT EXISTS schema_migrations (
+		version    UInt32,
+		name       String,
+		applied_at DateTime
+	) ENGINE = ReplacingMergeTree ORDER BY version`); err != nil {
+		return fmt.Errorf("clickhouse: migrate: create schema_migrations: %w", err)
+	}
+	applied := map[int]bool{}
+	rows, err := s.conn.Query(ctx, `SELECT DISTINCT version FROM schema_migrations`)
+	if err != nil {
+		return fmt.Errorf("clickhouse: migrate: read schema_migrations: %w", err)
+	}
+	for rows.Next() {
+		var v uint32
+		if err := rows.Scan(&v); err != nil {
+			rows.Close()
+			return fmt.Errorf("clickhouse: migrate: read schema_migrations: %w", err)
+		}
+		applied[int(v)] = true
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return fmt.Errorf("clickhouse: migrate: read schema_migrations: %w", err)
+	}
+	for _, m := range ms {
+		if applied[m.version] {
+			continue
+		}
+		for i, st := range m.statements {
+			if err := s.conn.Exec(ctx, st); err != nil {
+				return fmt.Errorf("clickhouse: migration %04d_%s statement %d: %w", m.version, m.name, i+1, err)
+			}
+		}
+		err := s.send(ctx, "INSERT INTO schema_migrations (version, name, applied_at)", 1, func(b driver.Batch) error {
+			return b.Append(uint32(m.version), m.name, time.Now().UTC().Truncate(time.Second))
+		})
+		if err != nil {
+			return fmt.Errorf("clickhouse: migration %04d_%s: record: %w", m.version, m.name, err)
+		}
+		s.log.Info("applied migration", zap.Int("version", m.version), zap.String("name", m.name))
+	}
+	return nil
+}
+
+// send writes one batch: PrepareBatch + fill + Send (the only insert path
+// that works on 18.16 and current servers alike).
+func (s *Store) send(ctx context.Context, insert string, n int, fill func(b driver.Batch) error) error {
+	if n == 0 {
+		return nil
+	}
+	b, err := s.conn.PrepareBatch(ctx, insert)
+	if err != nil {
+		return fmt.Errorf("prepare %q: %w", insert, err)
+	}
+	if err := fill(b); err != nil {
+		return errors.Join(fmt.Errorf("append: %w", err), b.Abort())
+	}
+	if err := b.Send(); err != nil {
+		return fmt.Errorf("send: %w", err)
+	}
+	return nil
+}
+
+// ms is a time as stored: Unix milliseconds, UTC. It is exact for every
+// time.Time a store.Millis can return, the zero time included.
+func ms(t time.Time) int64 { return store.Millis(t).UnixMilli() }
+
+func fromMS(v int64) time.Time { return time.UnixMilli(v).UTC() }
+
+// verBase offsets _ver so it is positive for any Int64 millisecond time in
+// the range time.Time can meaningfully hold (years 1..9999 and well beyond).
+const verBase = 1 << 62
+
+func b8(b bool) uint8 {
+	if b {
+		return 1
+	}
+	return 0
+}
+
+const recordCols = "name, version, content_sha256, namespace, observed_at_ms, snapshot_id, status, is_latest, " +
+	"published_at_ms, updated_at_ms, description, title, server"
+
+func appendRecord(b driver.Batch, r store.Record, ver uint64) error {
+	return b.Append(r.Name, r.Version, r.ContentSHA256, r.Namespace, ms(r.ObservedAt), r.SnapshotID, r.Status,
+		b8(r.IsLatest), ms(r.PublishedAt), ms(r.UpdatedAt), r.Description, r.Title, r.Server, ver)
+}
+
+// InsertRecords stores registry observations and latest-view candidates.
+func (s *Store) InsertRecords(ctx context.Context, recs []store.Record) error {
+	rows, latest := store.ReduceRecords(recs)
+	err := s.send(ctx, "INSERT INTO registry_records ("+recordCols+", _ver)", len(rows), func(b driver.Batch) error {
+		for _, r := range rows {
+			if err := appendRecord(b, r, uint64(verBase-ms(r.ObservedAt))); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return fmt.Errorf("clickhouse: insert registry_records: %w", err)
+	}
+	err = s.send(ctx, "INSERT INTO servers_latest ("+recordCols+", _ver)", len(latest), func(b driver.Batch) error {
+		for _, r := range latest {
+			if err := appendRecord(b, r, uint64(verBase+ms(r.ObservedAt))); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return fmt.Errorf("clickhouse: insert servers_latest: %w", err)
+	}
+	return nil
+}
+
+const eventCols = "id, server, namespace, kind, version, before, after, observed_at_ms, version_bump, snapshot_id"
+
+// InsertEvents stores drift events; the last write of an id wins.
+func (s *Store) InsertEvents(ctx context.Context, evs []schema.DriftEvent) error {
+	evs = store.LastByID(evs, func(e schema.DriftEvent) string { return e.ID })
+	err := s.send(ctx, "INSERT INTO drift_events ("+eventCols+")", len(evs), func(b driver.Batch) error {
+		for _, e := range evs {
+			if err := b.Append(e.ID, e.Server, e.Namespace, e.Kind, e.Version, e.Before, e.After,
+				ms(e.ObservedAt), b8(e.VersionBump), e.SnapshotID); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return fmt.Errorf("clickhouse: insert drift_events: %w", err)
+	}
+	return nil
+}
+
+const snapshotCols = "id, mode, source, observed_at_ms, entries, names, known_names, rejects, partial, events, counts"
+
+// InsertSnapshots stores snapshot summaries; the last write of an id wins.
+func (s *Store) InsertSnapshots(ctx context.Context, snaps []schema.SnapshotSummary) error {
+	snaps = store.LastByID(snaps, func(x schema.SnapshotSummary) string { return x.ID })
+	err := s.send(ctx, "INSERT INTO snapshots ("+snapshotCols+")", len(snaps), func(b driver.Batch) error {
+		for _, x := range snaps {
+			counts, err := json.Marshal(x.Counts)
+			if err != nil {
+				return fmt.Errorf("counts of %s: %w", x.ID, err)
+			}
+			if err := b.Append(x.ID, x.Mode, x.Source, ms(x.ObservedAt), int64(x.Entries), int64(x.Names),
+				int64(x.KnownNames), int64(x.Rejects), b8(x.Partial), int64(x.Events), string(counts)); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return fmt.Errorf("clickhouse: insert snapshots: %w", err)
+	}
+	return nil
+}
+
+const dlqCols = "id, stage, source, reason, detail, key, observed_at_ms, payload, payload_bytes, payload_sha256"
+
+// InsertDLQ stores dead letters; the last write of an id wins.
+func (s *Store) InsertDLQ(ctx context.Context, msgs []schema.DLQMessage) error {
+	msgs = store.LastByID(msgs, func(m schema.DLQMessage) string { return m.ID })
+	err := s.send(ctx, "INSERT INTO dlq ("+dlqCols+")", len(msgs), func(b driver.Batch) error {
+		for _, m := range msgs {
+			if err := b.Append(m.ID, m.Stage, m.Source, m.Reason, m.Detail, m.Key, ms(m.ObservedAt),
+				m.Payload, int64(m.PayloadBytes), m.PayloadSHA256); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return fmt.Errorf("clickhouse: insert dlq: %w", err)
+	}
+	return nil
+}
+
+// readCtx is the context of reads over FINAL: filters must apply after the
+// replacing merge, so they may not be moved to PREWHERE (which 18.16 does by
+// default and which would filter superseded row versions first).
+func readCtx(ctx context.Context) context.Context {
+	return ch.Context(ctx, ch.WithSettings(ch.Settings{"optimize_move_to_prewhere": 0}))
+}
+
+func scanRecords(rows driver.Rows) ([]store.Record, error) {
+	defer rows.Close()
+	var out []store.Record
+	for rows.Next() {
+		var r store.Record
+		var obs, pub, upd int64
+		var latest uint8
+		if err := rows.Scan(&r.Name, &r.Version, &r.ContentSHA256, &r.Namespace, &obs, &r.SnapshotID, &r.Status,
+			&latest, &pub, &upd, &r.Description, &r.Title, &r.Server); err != nil {
+			return nil, err
+		}
+		r.ObservedAt, r.PublishedAt, r.UpdatedAt, r.IsLatest = fromMS(obs), fromMS(pub), fromMS(upd), latest != 0
+		out = append(out, r)
+	}
+	return out, rows.Err()
+}
+
+// latestOrder picks, per name, the greatest candidate of servers_latest.
+const latestOrder = " ORDER BY name, observed_at_ms DESC, published_at_ms DESC, version DESC, content_sha256 DESC LIMIT 1 BY name"
+
+// ListServers pages over the latest view ordered by name.
+func (s *Store) ListServers(ctx context.Context, q store.ListQuery) ([]store.ServerRow, error) {
+	rows, err := s.conn.Query(readCtx(ctx), `SELECT `+recordCols+` FROM servers_latest FINAL
+		WHERE name > ? AND (? = '' OR namespace = ?)`+latestOrder+` LIMIT ?`,
+		q.Cursor, q.Namespace, q.Namespace, store.ClampLimit(q.Limit, store.MaxListLimit))
+	if err != nil {
+		return nil, fmt.Errorf("clickhouse: list servers: %w", err)
+	}
+	recs, err := scanRecords(rows)
+	if err != nil {
+		return nil, fmt.Errorf("clickhouse: list servers: %w", err)
+	}
+	out := make([]store.ServerRow, len(recs))
+	for i, r := range recs {
+		out[i] = store.ServerRow{Record: r}
+	}
+	return out, nil
+}
+
+// GetServer returns the latest entry of one server, or store.ErrNotFound.
+func (s *Store) GetServer(ctx context.Context, name string) (store.ServerRow, error) {
+	rows, err := s.conn.Query(readCtx(ctx), `SELECT `+recordCols+` FROM servers_latest FINAL WHERE name = ?`+latestOrder, name)
+	if err != nil {
+		return store.ServerRow{}, fmt.Errorf("clickhouse: get server %q: %w", name, err)
+	}
+	recs, err := scanRecords(rows)
+	if err != nil {
+		return store.ServerRow{}, fmt.Errorf("clickhouse: get server %q: %w", name, err)
+	}
+	if len(recs) == 0 {
+		return store.ServerRow{}, fmt.Errorf("clickhouse: get server %q: %w", name, store.ErrNotFound)
+	}
+	return store.ServerRow{Record: recs[0]}, nil
+}
+
+// Versions returns a server's stored contents, newest observation first
+// (ties: version, then content hash, descending).
+func (s *Store) Versions(ctx context.Context, name string, limit int) ([]store.Record, error) {
+	rows, err := s.conn.Query(readCtx(ctx), `SELECT `+recordCols+` FROM registry_records FINAL WHERE name = ?
+		ORDER BY observed_at_ms DESC, version DESC, content_sha256 DESC LIMIT ?`,
+		name, store.ClampLimit(limit, store.MaxEventLimit))
+	if err != nil {
+		return nil, fmt.Errorf("clickhouse: versions of %q: %w", name, err)
+	}
+	recs, err := scanRecords(rows)
+	if err != nil {
+		return nil, fmt.Errorf("clickhouse: versions of %q: %w", name, err)
+	}
+	return recs, nil
+}
+
+// Events returns drift events oldest first (ties by id).
+func (s *Store) Events(ctx context.Context, q store.EventQuery) ([]schema.DriftEvent, error) {
+	since := int64(math.MinInt64)
+	if !q.Since.IsZero() {
+		since = ms(q.Since)
+	}
+	rows, err := s.conn.Query(readCtx(ctx), `SELECT `+eventCols+` FROM drift_events FINAL
+		WHERE (? = '' OR server = ?) AND (? = '' OR kind = ?) AND observed_at_ms >= ?
+		ORDER BY observed_at_ms, id LIMIT ?`,
+		q.Server, q.Server, q.Kind, q.Kind, since, store.ClampLimit(q.Limit, store.MaxEventLimit))
+	if err != nil {
+		return nil, fmt.Errorf("clickhouse: events: %w", err)
+	}
+	defer rows.Close()
+	var out []schema.DriftEvent
+	for rows.Next() {
+		var e schema.DriftEvent
+		var obs int64
+		var bump uint8
+		if err := rows.Scan(&e.ID, &e.Server, &e.Namespace, &e.Kind, &e.Version, &e.Before, &e.After,
+			&obs, &bump, &e.SnapshotID); err != nil {
+			return nil, fmt.Errorf("clickhouse: events: %w", err)
+		}
+		e.ObservedAt, e.VersionBump = fromMS(obs), bump != 0
+		out = append(out, e)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("clickhouse: events: %w", err)
+	}
+	return out, nil
+}
+
+// EventCounts returns the number of stored drift events per kind.
+func (s *Store) EventCounts(ctx context.Context) (map[string]int64, error) {
+	rows, err := s.conn.Query(readCtx(ctx), `SELECT kind, toInt64(count()) FROM drift_events FINAL GROUP BY kind`)
+	if err != nil {
+		return nil, fmt.Errorf("clickhouse: event counts: %w", err)
+	}
+	defer rows.Close()
+	out := map[string]int64{}
+	for rows.Next() {
+		var k string
+		var n int64
+		if err := rows.Scan(&k, &n); err != nil {
+			return nil, fmt.Errorf("clickhouse: event counts: %w", err)
+		}
+		out[k] = n
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("clickhouse: event counts: %w", err)
+	}
+	return out, nil
+}
+
+// Snapshots returns applied snapshots oldest first (ties by id).
+func (s *Store) Snapshots(ctx context.Context) ([]schema.SnapshotSummary, error) {
+	rows, err := s.conn.Query(readCtx(ctx), `SELECT `+snapshotCols+` FROM snapshots FINAL ORDER BY observed_at_ms, id`)
+	if err != nil {
+		return nil, fmt.Errorf("clickhouse: snapshots: %w", err)
+	}
+	defer rows.Close()
+	var out []schema.SnapshotSummary
+	for rows.Next() {
+		var x schema.SnapshotSummary
+		var obs, entries, names, known, rejects, events int64
+		var partial uint8
+		var counts string
+		if err := rows.Scan(&x.ID, &x.Mode, &x.Source, &obs, &entries, &names, &known, &rejects,
+			&partial, &events, &counts); err != nil {
+			return nil, fmt.Errorf("clickhouse: snapshots: %w", err)
+		}
+		x.ObservedAt, x.Partial = fromMS(obs), partial != 0
+		x.Entries, x.Names, x.KnownNames, x.Rejects, x.Events = int(entries), int(names), int(known), int(rejects), int(events)
+		if err := json.Unmarshal([]byte(counts), &x.Counts); err != nil {
+			return nil, fmt.Errorf("clickhouse: snapshots: counts of %s: %w", x.ID, err)
+		}
+		out = append(out, x)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("clickhouse: snapshots: %w", err)
+	}
+	return out, nil
+}
+
+// DLQ returns dead letters oldest first (ties by id), at most limit rows.
+func (s *Store) DLQ(ctx context.Context, limit int) ([]schema.DLQMessage, error) {
+	rows, err := s.conn.Query(readCtx(ctx), `SELECT `+dlqCols+` FROM dlq FINAL ORDER BY observed_at_ms, id LIMIT ?`,
+		store.ClampLimit(limit, store.MaxEventLimit))
+	if err != nil {
+		return nil, fmt.Errorf("clickhouse: dlq: %w", err)
+	}
+	defer rows.Close()
+	var out []schema.DLQMessage
+	for rows.Next() {
+		var m schema.DLQMessage
+		var obs, n int64
+		if err := rows.Scan(&m.ID, &m.Stage, &m.Source, &m.Reason, &m.Detail, &m.Key, &obs,
+			&m.Payload, &n, &m.PayloadSHA256); err != nil {
+			return nil, fmt.Errorf("clickhouse: dlq: %w", err)
+		}
+		m.ObservedAt, m.PayloadBytes = fromMS(obs), int(n)
+		out = append(out, m)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("clickhouse: dlq: %w", err)
+	}
+	return out, nil
+}
+
+// Tables are the logical tables Counts reports.
+var Tables = []string{"registry_records", "servers_latest", "drift_events", "snapshots", "dlq"}
+
+// Counts returns row counts per logical table, as reads see them.
+func (s *Store) Counts(ctx context.Context) (map[string]int64, error) {
+	out := make(map[string]int64, len(Tables))
+	for _, t := range Tables {
+		q := `SELECT toInt64(count()) FROM ` + t + ` FINAL`
+		if t == "servers_latest" {
+			q = `SELECT toInt64(uniqExact(name)) FROM servers_latest`
+		}
+		var n int64
+		if err := s.conn.QueryRow(readCtx(ctx), q).Scan(&n); err != nil {
+			return nil, fmt.Errorf("clickhouse: count %s: %w", t, err)
+		}
+		out[t] = n
+	}
+	return out, nil
+}
+
+// Optimize forces the replacing merges (OPTIMIZE TABLE … FINAL) on every
+// table. Reads do not depend on it; it reclaims space and lets the
+// conformance suite prove that.
+func (s *Store) Optimize(ctx context.Context) error {
+	for _, t := range append([]string{"schema_migrations"}, Tables...) {
+		if err := s.conn.Exec(ctx, `OPTIMIZE TABLE `+t+` FINAL`); err != nil {
+			return fmt.Errorf("clickhouse: optimize %s: %w", t, err)
+		}
+	}
+	return nil
+}
+
+// Query runs one read-only statement for analysts (see store.Querier) with
+// the per-query setting readonly=1, and returns its columns and rows. Values
+// are the driver's Go types for the result columns.
+func (s *Store) Query(ctx context.Context, query string, args ...any) ([]string, [][]any, error) {
+	q, err := store.CheckReadOnlySQL(query)
+	if err != nil {
+		return nil, nil, fmt.Errorf("clickhouse: query: %w", err)
+	}
+	rows, err := s.conn.Query(ch.Context(ctx, ch.WithSettings(ch.Settings{"readonly": 1})), q, args...)
+	if err != nil {
+		return nil, nil, fmt.Errorf("clickhouse: query: %w", err)
+	}
+	defer rows.Close()
+	cols := rows.Columns()
+	types := rows.ColumnTypes()
+	var out [][]any
+	for rows.Next() {
+		ptrs := make([]any, len(types))
+		for i, ct := range types {
+			ptrs[i] = reflect.New(ct.ScanType()).Interface()
+		}
+		if err := rows.Scan(ptrs...); err != nil {
+			return nil, nil, fmt.Errorf("clickhouse: query: %w", err)
+		}
+		vals := make([]any, len(ptrs))
+		for i, p := range ptrs {
+			vals[i] = reflect.ValueOf(p).Elem().Interface()
+		}
+		out = append(out, vals)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, nil, fmt.Errorf("clickhouse: query: %w", err)
+	}
+	return cols, out, nil
+}

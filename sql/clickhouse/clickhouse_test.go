@@ -1,0 +1,139 @@
+package clickhouse
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"os"
+	"strings"
+	"testing"
+	"time"
+
+	ch "github.com/ClickHouse/clickhouse-go/v2"
+	"go.uber.org/zap/zaptest"
+
+	"github.com/forum-mcp/forum/sql/store"
+	"github.com/forum-mcp/forum/sql/store/storetest"
+)
+
+// envDSN names the server of the integration tests, e.g. the output of
+// `deploy/clickhouse.sh dsn`. Unset: the tests skip. Set: they must run, and
+// fail when the server cannot be reached.
+const envDSN = "FORUM_TEST_CLICKHOUSE"
+
+func TestIntegrationClickHouse(t *testing.T) {
+	base := os.Getenv(envDSN)
+	if base == "" {
+		t.Skipf("%s is not set; run `deploy/clickhouse.sh start` and set %s=$(deploy/clickhouse.sh dsn)", envDSN, envDSN)
+	}
+	ping, err := ch.ParseDSN(base)
+	if err != nil {
+		t.Fatalf("%s=%q: %v", envDSN, base, err)
+	}
+	if c, err := ch.Open(ping); err != nil {
+		t.Fatalf("%s=%q: connect: %v", envDSN, base, err)
+	} else {
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		err := c.Ping(ctx)
+		cancel()
+		c.Close()
+		if err != nil {
+			t.Fatalf("%s=%q: server unreachable: %v", envDSN, base, err)
+		}
+	}
+	open := func(t *testing.T) store.Store {
+		dsn, db := testDSN(t, base)
+		s, err := Open(context.Background(), dsn, zaptest.NewLogger(t))
+		if err != nil {
+			t.Fatalf("Open(%s): %v", dsn, err)
+		}
+		if s.Database() != db {
+			t.Fatalf("Database() = %q, want %q", s.Database(), db)
+		}
+		t.Cleanup(func() { dropDatabase(t, base, db) })
+		return s
+	}
+	storetest.Run(t, open)
+
+	// The engine-level guard of Query: every analyst query runs with readonly=1.
+	t.Run("QueryReadonlySetting", func(t *testing.T) {
+		s := open(t).(*Store)
+		defer s.Close()
+		cols, rows, err := s.Query(context.Background(), "SELECT name, value FROM system.settings WHERE name = ?", "readonly")
+		if err != nil {
+			t.Fatalf("Query: %v", err)
+		}
+		if len(cols) != 2 || len(rows) != 1 || rows[0][1] != "1" {
+			t.Errorf("readonly setting seen by Query: cols %v rows %v, want value 1", cols, rows)
+		}
+	})
+}
+
+// testDSN returns base with a fresh database name forum_test_<random>.
+func testDSN(t *testing.T, base string) (dsn, db string) {
+	t.Helper()
+	b := make([]byte, 6)
+	if _, err := rand.Read(b); err != nil {
+		t.Fatal(err)
+	}
+	db = "forum_test_" + hex.EncodeToString(b)
+	u, q, _ := strings.Cut(base, "?")
+	// Replace any database in the path.
+	if i := strings.Index(u, "://"); i >= 0 {
+		if j := strings.Index(u[i+3:], "/"); j >= 0 {
+			u = u[:i+3+j]
+		}
+	}
+	dsn = u + "/" + db
+	if q != "" {
+		dsn += "?" + q
+	}
+	return dsn, db
+}
+
+func dropDatabase(t *testing.T, base, db string) {
+	opts, err := ch.ParseDSN(base)
+	if err != nil {
+		t.Errorf("parse dsn: %v", err)
+		return
+	}
+	opts.Auth.Database = "default"
+	c, err := ch.Open(opts)
+	if err != nil {
+		t.Errorf("drop %s: %v", db, err)
+		return
+	}
+	defer c.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	if err := c.Exec(ctx, "DROP DATABASE IF EXISTS `"+db+"`"); err != nil {
+		t.Errorf("drop %s: %v", db, err)
+	}
+}
+
+func TestSplitStatements(t *testing.T) {
+	got := splitStatements("-- c\nCREATE TABLE a (x String);\n\n  -- c2\nCREATE TABLE b (\n y String\n);\nSELECT 1")
+	want := []string{"CREATE TABLE a (x String)", "CREATE TABLE b (\n y String\n)", "SELECT 1"}
+	if strings.Join(got, "|") != strings.Join(want, "|") {
+		t.Errorf("splitStatements = %q, want %q", got, want)
+	}
+}
+
+func TestMigrationsLoad(t *testing.T) {
+	ms, err := loadMigrations()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(ms) == 0 || ms[0].version != 1 || len(ms[0].statements) != 5 {
+		t.Fatalf("migrations = %+v", ms)
+	}
+	for _, m := range ms {
+		for _, st := range m.statements {
+			for _, banned := range []string{"LowCardinality", "DateTime64", "JSONExtract", " TTL ", "Map(", " JSON"} {
+				if strings.Contains(st, banned) {
+					t.Errorf("migration %d uses %s, which ClickHouse 18.16 lacks", m.version, banned)
+				}
+			}
+		}
+	}
+}

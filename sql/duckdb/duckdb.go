@@ -1,0 +1,639 @@
+// Package duckdb is the embedded store: the store.Store contract on a DuckDB
+// file under ./data (github.com/duckdb/duckdb-go/v2), used by `forum run`.
+//
+// In: batches of registry records, drift events, snapshot summaries and dead
+// letters from the sink processor. Out: the API's reads (latest view, version
+// history, events, snapshots, DLQ, counts) and analysts' read-only SQL
+// (Query). The DDL lives in migrations/*.sql, embedded and applied in order,
+// each recorded in schema_migrations.
+//
+// Idempotency is done by primary keys and INSERT … ON CONFLICT DO UPDATE with
+// a WHERE clause that encodes the winner rule of sql/store (earliest
+// observation per record key, the greatest (observed_at, published_at,
+// version, content_sha256) per server for servers_latest, last write per id
+// for the other tables). A batch is first reduced with the same rule in Go
+// (store.ReduceRecords, store.LastByID), then written in one transaction
+// through DuckDB's query appender (see Store.write).
+//
+// Times are TIMESTAMP columns holding UTC truncated to the millisecond.
+package duckdb
+
+import (
+	"context"
+	"database/sql"
+	"database/sql/driver"
+	"embed"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+
+	"go.uber.org/zap"
+
+	"github.com/duckdb/duckdb-go/v2"
+
+	"github.com/forum-mcp/forum/schema"
+	"github.com/forum-mcp/forum/sql/store"
+)
+
+//go:embed migrations/*.sql
+var migrations embed.FS
+
+// Store is the DuckDB implementation of store.Store and store.Querier.
+type Store struct {
+	db  *sql.DB
+	log *zap.Logger
+}
+
+var (
+	_ store.Store   = (*Store)(nil)
+	_ store.Querier = (*Store)(nil)
+)
+
+// Open opens (creating if needed) the DuckDB database file at path. It does
+// not create tables: call Migrate.
+func Open(ctx context.Context, path string, log *zap.Logger) (*Store, error) {
+	if log == nil {
+		log = zap.NewNop()
+	}
+	db, err := sql.Open("duckdb", path)
+	if err != nil {
+		return nil, fmt.Errorf("duckdb: open %s: %w", path, err)
+	}
+	if err := db.PingContext(ctx); err != nil {
+		db.Close()
+		return nil, fmt.Errorf("duckdb: open %s: %w", path, err)
+	}
+	return &Store{db: db, log: log.With(zap.String("store", "duckdb"))}, nil
+}
+
+// Close closes the database.
+func (s *Store) Close() error {
+	if err := s.db.Close(); err != nil {
+		return fmt.Errorf("duckdb: close: %w", err)
+	}
+	return nil
+}
+
+// Ping reports whether the database answers.
+func (s *Store) Ping(ctx context.Context) error {
+	if err := s.db.PingContext(ctx); err != nil {
+		return fmt.Errorf("duckdb: ping: %w", err)
+	}
+	return nil
+}
+
+// migration is one embedded migrations/NNNN_name.sql file.
+type migration struct {
+	version int
+	name    string
+	sql     string
+}
+
+func loadMigrations() ([]migration, error) {
+	ents, err := fs.ReadDir(migrations, "migrations")
+	if err != nil {
+		return nil, fmt.Errorf("read migrations: %w", err)
+	}
+	var ms []migration
+	for _, e := range ents {
+		n := e.Name()
+		num, rest, ok := strings.Cut(strings.TrimSuffix(n, ".sql"), "_")
+		v, err := strconv.Atoi(num)
+		if !ok || err != nil {
+			return nil, fmt.Errorf("migration %s: name must be NNNN_name.sql", n)
+		}
+		b, err := migrations.ReadFile("migrations/" + n)
+		if err != nil {
+			return nil, fmt.Errorf("read migration %s: %w", n, err)
+		}
+		ms = append(ms, migration{version: v, name: rest, sql: string(b)})
+	}
+	sort.Slice(ms, func(i, j int) bool { return ms[i].version < ms[j].version })
+	return ms, nil
+}
+
+// Migrate applies the embedded migrations not yet recorded in
+// schema_migrations, each in its own transaction.
+func (s *Store) Migrate(ctx context.Context) error {
+	ms, err := loadMigrations()
+	if err != nil {
+		return fmt.Errorf("duckdb: migrate: %w", err)
+	}
+	if _, err := s.db.ExecContext(ctx, `CREATE TABLE IF NOT EXISTS schema_migrations (
+		version    INTEGER   NOT NULL PRIMARY KEY,
+		name       VARCHAR   NOT NULL,
+		applied_at TIMESTAMP NOT NULL)`); err != nil {
+		return fmt.Errorf("duckdb: migrate: create schema_migrations: %w", err)
+	}
+	applied := map[int]bool{}
+	rows, err := s.db.QueryContext(ctx, `SELECT version FROM schema_migrations`)
+	if err != nil {
+		return fmt.Errorf("duckdb: migrate: read schema_migrations: %w", err)
+	}
+	for rows.Next() {
+		var v int
+		if err := rows.Scan(&v); err != nil {
+			rows.Close()
+			return fmt.Errorf("duckdb: migrate: read schema_migrations: %w", err)
+		}
+		applied[v] = true
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return fmt.Errorf("duckdb: migrate: read schema_migrations: %w", err)
+	}
+	for _, m := range ms {
+		if applied[m.version] {
+			continue
+		}
+		err := s.inTx(ctx, func(tx *sql.Tx) error {
+			if _, err := tx.ExecContext(ctx, m.sql); err != nil {
+				return err
+			}
+			_, err := tx.ExecContext(ctx, `INSERT INTO schema_migrations (version, name, applied_at) VALUES (?, ?, ?)`,
+				m.version, m.name, store.Millis(time.Now()))
+			return err
+		})
+		if err != nil {
+			return fmt.Errorf("duckdb: migration %04d_%s: %w", m.version, m.name, err)
+		}
+		s.log.Info("applied migration", zap.Int("version", m.version), zap.String("name", m.name))
+	}
+	return nil
+}
+
+func (s *Store) inTx(ctx context.Context, f func(tx *sql.Tx) error) error {
+	tx, err := s.db.BeginTx(ctx, nil)
+	if err != nil {
+		return err
+	}
+	if err := f(tx); err != nil {
+		return errors.Join(err, tx.Rollback())
+	}
+	return tx.Commit()
+}
+
+// batch is one table's share of a write: its rows (each len(cols) values,
+// keys already unique) and the ON CONFLICT clause that merges them.
+type batch struct {
+	table    string
+	cols     []string
+	rows     [][]any
+	conflict string
+}
+
+// write applies batches in one transaction on one connection. Rows go
+// through a DuckDB query appender: they are staged in its temporary table
+// appended_data (columns col1…colN) and merged with
+// INSERT … SELECT … ON CONFLICT, which is much faster than binding
+// parameters of multi-row INSERT statements.
+func (s *Store) write(ctx context.Context, batches ...batch) (err error) {
+	conn, err := s.db.Conn(ctx)
+	if err != nil {
+		return err
+	}
+	defer conn.Close()
+	if _, err := conn.ExecContext(ctx, `BEGIN TRANSACTION`); err != nil {
+		return fmt.Errorf("begin: %w", err)
+	}
+	defer func() {
+		end := `COMMIT`
+		if err != nil {
+			end = `ROLLBACK`
+		}
+		if _, cerr := conn.ExecContext(context.WithoutCancel(ctx), end); cerr != nil {
+			err = errors.Join(err, fmt.Errorf("%s: %w", strings.ToLower(end), cerr))
+		}
+	}()
+	for _, b := range batches {
+		if len(b.rows) == 0 {
+			continue
+		}
+		sel := make([]string, len(b.cols))
+		for i := range b.cols {
+			sel[i] = "col" + strconv.Itoa(i+1)
+		}
+		query := fmt.Sprintf("INSERT INTO %s (%s) SELECT %s FROM appended_data %s",
+			b.table, strings.Join(b.cols, ", "), strings.Join(sel, ", "), b.conflict)
+		err := conn.Raw(func(dc any) error {
+			dconn, ok := dc.(driver.Conn)
+			if !ok {
+				return fmt.Errorf("unexpected driver connection %T", dc)
+			}
+			a, err := duckdb.NewTableAppender(dconn, query, "", "", b.table, b.cols)
+			if err != nil {
+				return err
+			}
+			vals := make([]driver.Value, len(b.cols))
+			for _, r := range b.rows {
+				for i, v := range r {
+					vals[i] = v
+				}
+				if err := a.AppendRow(vals...); err != nil {
+					return errors.Join(err, a.Close())
+				}
+			}
+			return a.Close()
+		})
+		if err != nil {
+			return fmt.Errorf("insert into %s: %w", b.table, err)
+		}
+	}
+	return nil
+}
+
+// setAll is the DO UPDATE SET list replacing every non-key column.
+func setAll(cols []string, keys ...string) string {
+	var sets []string
+	for _, c := range cols {
+		if !contains(keys, c) {
+			sets = append(sets, c+" = excluded."+c)
+		}
+	}
+	return strings.Join(sets, ", ")
+}
+
+func contains(xs []string, x string) bool {
+	for _, y := range xs {
+		if x == y {
+			return true
+		}
+	}
+	return false
+}
+
+var recordCols = []string{"name", "version", "content_sha256", "namespace", "observed_at", "snapshot_id",
+	"status", "is_latest", "published_at", "updated_at", "description", "title", "server"}
+
+func recordArgs(r store.Record) []any {
+	return []any{r.Name, r.Version, r.ContentSHA256, r.Namespace, store.Millis(r.ObservedAt), r.SnapshotID,
+		r.Status, r.IsLatest, store.Millis(r.PublishedAt), store.Millis(r.UpdatedAt), r.Description, r.Title, r.Server}
+}
+
+// differs is true when the incoming row (excluded) differs from the stored
+// one in a non-key column: on a tie the later write wins, but rewriting an
+// identical row (a replay) is skipped, which keeps replays cheap.
+func differs(table string, cols []string, keys ...string) string {
+	var ds []string
+	for _, c := range cols {
+		if !contains(keys, c) {
+			ds = append(ds, "excluded."+c+" <> "+table+"."+c)
+		}
+	}
+	return "(" + strings.Join(ds, " OR ") + ")"
+}
+
+// The winner rules of store.EarlierRecord and store.NewerLatest in SQL
+// (excluded is the incoming row).
+var (
+	recordsConflict = "ON CONFLICT (name, version, content_sha256) DO UPDATE SET " +
+		setAll(recordCols, "name", "version", "content_sha256") +
+		" WHERE excluded.observed_at < registry_records.observed_at OR (excluded.observed_at = registry_records.observed_at AND " +
+		differs("registry_records", recordCols, "name", "version", "content_sha256", "observed_at") + ")"
+	latestConflict = "ON CONFLICT (name) DO UPDATE SET " + setAll(recordCols, "name") + ` WHERE
+		excluded.observed_at > servers_latest.observed_at OR (excluded.observed_at = servers_latest.observed_at AND (
+		excluded.published_at > servers_latest.published_at OR (excluded.published_at = servers_latest.published_at AND (
+		excluded.version > servers_latest.version OR (excluded.version = servers_latest.version AND (
+		excluded.content_sha256 > servers_latest.content_sha256 OR (excluded.content_sha256 = servers_latest.content_sha256 AND ` +
+		differs("servers_latest", recordCols, "name", "observed_at", "published_at", "version", "content_sha256") + `)))))))`
+)
+
+// idConflict merges a table keyed by id: the last write wins, identical rows are skipped.
+func idConflict(table string, cols []string) string {
+	return "ON CONFLICT (id) DO UPDATE SET " + setAll(cols, "id") + " WHERE " + differs(table, cols, "id")
+}
+
+// InsertRecords stores registry observations and updates the latest view,
+// in one transaction.
+func (s *Store) InsertRecords(ctx context.Context, recs []store.Record) error {
+	if len(recs) == 0 {
+		return nil
+	}
+	rows, latest := store.ReduceRecords(recs)
+	err := s.write(ctx,
+		batch{"registry_records", recordCols, mapArgs(rows, recordArgs), recordsConflict},
+		batch{"servers_latest", recordCols, mapArgs(latest, recordArgs), latestConflict})
+	if err != nil {
+		return fmt.Errorf("duckdb: insert records: %w", err)
+	}
+	return nil
+}
+
+func mapArgs[T any](xs []T, f func(T) []any) [][]any {
+	out := make([][]any, len(xs))
+	for i, x := range xs {
+		out[i] = f(x)
+	}
+	return out
+}
+
+var eventCols = []string{"id", "server", "namespace", "kind", "version", "before", "after", "observed_at", "version_bump", "snapshot_id"}
+
+// InsertEvents stores drift events; the last write of an id wins.
+func (s *Store) InsertEvents(ctx context.Context, evs []schema.DriftEvent) error {
+	if len(evs) == 0 {
+		return nil
+	}
+	evs = store.LastByID(evs, func(e schema.DriftEvent) string { return e.ID })
+	rows := mapArgs(evs, func(e schema.DriftEvent) []any {
+		return []any{e.ID, e.Server, e.Namespace, e.Kind, e.Version, e.Before, e.After, store.Millis(e.ObservedAt), e.VersionBump, e.SnapshotID}
+	})
+	err := s.write(ctx, batch{"drift_events", eventCols, rows, idConflict("drift_events", eventCols)})
+	if err != nil {
+		return fmt.Errorf("duckdb: insert events: %w", err)
+	}
+	return nil
+}
+
+var snapshotCols = []string{"id", "mode", "source", "observed_at", "entries", "names", "known_names", "rejects", "partial", "events", "counts"}
+
+// InsertSnapshots stores snapshot summaries; the last write of an id wins.
+func (s *Store) InsertSnapshots(ctx context.Context, snaps []schema.SnapshotSummary) error {
+	if len(snaps) == 0 {
+		return nil
+	}
+	snaps = store.LastByID(snaps, func(x schema.SnapshotSummary) string { return x.ID })
+	rows := make([][]any, len(snaps))
+	for i, x := range snaps {
+		counts, err := json.Marshal(x.Counts)
+		if err != nil {
+			return fmt.Errorf("duckdb: insert snapshots: counts of %s: %w", x.ID, err)
+		}
+		rows[i] = []any{x.ID, x.Mode, x.Source, store.Millis(x.ObservedAt), int64(x.Entries), int64(x.Names),
+			int64(x.KnownNames), int64(x.Rejects), x.Partial, int64(x.Events), string(counts)}
+	}
+	err := s.write(ctx, batch{"snapshots", snapshotCols, rows, idConflict("snapshots", snapshotCols)})
+	if err != nil {
+		return fmt.Errorf("duckdb: insert snapshots: %w", err)
+	}
+	return nil
+}
+
+var dlqCols = []string{"id", "stage", "source", "reason", "detail", "key", "observed_at", "payload", "payload_bytes", "payload_sha256"}
+
+// InsertDLQ stores dead letters; the last write of an id wins.
+func (s *Store) InsertDLQ(ctx context.Context, msgs []schema.DLQMessage) error {
+	if len(msgs) == 0 {
+		return nil
+	}
+	msgs = store.LastByID(msgs, func(m schema.DLQMessage) string { return m.ID })
+	rows := mapArgs(msgs, func(m schema.DLQMessage) []any {
+		return []any{m.ID, m.Stage, m.Source, m.Reason, m.Detail, m.Key, store.Millis(m.ObservedAt), m.Payload, int64(m.PayloadBytes), m.PayloadSHA256}
+	})
+	err := s.write(ctx, batch{"dlq", dlqCols, rows, idConflict("dlq", dlqCols)})
+	if err != nil {
+		return fmt.Errorf("duckdb: insert dlq: %w", err)
+	}
+	return nil
+}
+
+var recordSelect = strings.Join(recordCols, ", ")
+
+func scanRecords(rows *sql.Rows) ([]store.Record, error) {
+	defer rows.Close()
+	var out []store.Record
+	for rows.Next() {
+		var r store.Record
+		if err := rows.Scan(&r.Name, &r.Version, &r.ContentSHA256, &r.Namespace, &r.ObservedAt, &r.SnapshotID,
+			&r.Status, &r.IsLatest, &r.PublishedAt, &r.UpdatedAt, &r.Description, &r.Title, &r.Server); err != nil {
+			return nil, err
+		}
+		r.ObservedAt, r.PublishedAt, r.UpdatedAt = r.ObservedAt.UTC(), r.PublishedAt.UTC(), r.UpdatedAt.UTC()
+		out = append(out, r)
+	}
+	return out, rows.Err()
+}
+
+// ListServers pages over the latest view ordered by name.
+func (s *Store) ListServers(ctx context.Context, q store.ListQuery) ([]store.ServerRow, error) {
+	rows, err := s.db.QueryContext(ctx, `SELECT `+recordSelect+` FROM servers_latest
+		WHERE name > ? AND (? = '' OR namespace = ?) ORDER BY name LIMIT ?`,
+		q.Cursor, q.Namespace, q.Namespace, store.ClampLimit(q.Limit, store.MaxListLimit))
+	if err != nil {
+		return nil, fmt.Errorf("duckdb: list servers: %w", err)
+	}
+	recs, err := scanRecords(rows)
+	if err != nil {
+		return nil, fmt.Errorf("duckdb: list servers: %w", err)
+	}
+	out := make([]store.ServerRow, len(recs))
+	for i, r := range recs {
+		out[i] = store.ServerRow{Record: r}
+	}
+	return out, nil
+}
+
+// GetServer returns the latest entry of one server, or store.ErrNotFound.
+func (s *Store) GetServer(ctx context.Context, name string) (store.ServerRow, error) {
+	rows, err := s.db.QueryContext(ctx, `SELECT `+recordSelect+` FROM servers_latest WHERE name = ?`, name)
+	if err != nil {
+		return store.ServerRow{}, fmt.Errorf("duckdb: get server %q: %w", name, err)
+	}
+	recs, err := scanRecords(rows)
+	if err != nil {
+		return store.ServerRow{}, fmt.Errorf("duckdb: get server %q: %w", name, err)
+	}
+	if len(recs) == 0 {
+		return store.ServerRow{}, fmt.Errorf("duckdb: get server %q: %w", name, store.ErrNotFound)
+	}
+	return store.ServerRow{Record: recs[0]}, nil
+}
+
+// Versions returns a server's stored contents, newest observation first
+// (ties: version, then content hash, descending).
+func (s *Store) Versions(ctx context.Context, name string, limit int) ([]store.Record, error) {
+	rows, err := s.db.QueryContext(ctx, `SELECT `+recordSelect+` FROM registry_records WHERE name = ?
+		ORDER BY observed_at DESC, version DESC, content_sha256 DESC LIMIT ?`,
+		name, store.ClampLimit(limit, store.MaxEventLimit))
+	if err != nil {
+		return nil, fmt.Errorf("duckdb: versions of %q: %w", name, err)
+	}
+	recs, err := scanRecords(rows)
+	if err != nil {
+		return nil, fmt.Errorf("duckdb: versions of %q: %w", name, err)
+	}
+	return recs, nil
+}
+
+// Events returns drift events oldest first (ties by id).
+func (s *Store) Events(ctx context.Context, q store.EventQuery) ([]schema.DriftEvent, error) {
+	var since any // NULL: no lower bound
+	if !q.Since.IsZero() {
+		since = store.Millis(q.Since)
+	}
+	rows, err := s.db.QueryContext(ctx, `SELECT `+strings.Join(eventCols, ", ")+` FROM drift_events
+		WHERE (? = '' OR server = ?) AND (? = '' OR kind = ?) AND (?::TIMESTAMP IS NULL OR observed_at >= ?::TIMESTAMP)
+		ORDER BY observed_at, id LIMIT ?`,
+		q.Server, q.Server, q.Kind, q.Kind, since, since, store.ClampLimit(q.Limit, store.MaxEventLimit))
+	if err != nil {
+		return nil, fmt.Errorf("duckdb: events: %w", err)
+	}
+	defer rows.Close()
+	var out []schema.DriftEvent
+	for rows.Next() {
+		var e schema.DriftEvent
+		if err := rows.Scan(&e.ID, &e.Server, &e.Namespace, &e.Kind, &e.Version, &e.Before, &e.After,
+			&e.ObservedAt, &e.VersionBump, &e.SnapshotID); err != nil {
+			return nil, fmt.Errorf("duckdb: events: %w", err)
+		}
+		e.ObservedAt = e.ObservedAt.UTC()
+		out = append(out, e)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("duckdb: events: %w", err)
+	}
+	return out, nil
+}
+
+// EventCounts returns the number of stored drift events per kind.
+func (s *Store) EventCounts(ctx context.Context) (map[string]int64, error) {
+	rows, err := s.db.QueryContext(ctx, `SELECT kind, count(*) FROM drift_events GROUP BY kind`)
+	if err != nil {
+		return nil, fmt.Errorf("duckdb: event counts: %w", err)
+	}
+	defer rows.Close()
+	out := map[string]int64{}
+	for rows.Next() {
+		var k string
+		var n int64
+		if err := rows.Scan(&k, &n); err != nil {
+			return nil, fmt.Errorf("duckdb: event counts: %w", err)
+		}
+		out[k] = n
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("duckdb: event counts: %w", err)
+	}
+	return out, nil
+}
+
+// Snapshots returns applied snapshots oldest first (ties by id).
+func (s *Store) Snapshots(ctx context.Context) ([]schema.SnapshotSummary, error) {
+	rows, err := s.db.QueryContext(ctx, `SELECT `+strings.Join(snapshotCols, ", ")+` FROM snapshots ORDER BY observed_at, id`)
+	if err != nil {
+		return nil, fmt.Errorf("duckdb: snapshots: %w", err)
+	}
+	defer rows.Close()
+	var out []schema.SnapshotSummary
+	for rows.Next() {
+		var x schema.SnapshotSummary
+		var entries, names, known, rejects, events int64
+		var counts string
+		if err := rows.Scan(&x.ID, &x.Mode, &x.Source, &x.ObservedAt, &entries, &names, &known, &rejects,
+			&x.Partial, &events, &counts); err != nil {
+			return nil, fmt.Errorf("duckdb: snapshots: %w", err)
+		}
+		x.ObservedAt = x.ObservedAt.UTC()
+		x.Entries, x.Names, x.KnownNames, x.Rejects, x.Events = int(entries), int(names), int(known), int(rejects), int(events)
+		if err := json.Unmarshal([]byte(counts), &x.Counts); err != nil {
+			return nil, fmt.Errorf("duckdb: snapshots: counts of %s: %w", x.ID, err)
+		}
+		out = append(out, x)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("duckdb: snapshots: %w", err)
+	}
+	return out, nil
+}
+
+// DLQ returns dead letters oldest first (ties by id), at most limit rows.
+func (s *Store) DLQ(ctx context.Context, limit int) ([]schema.DLQMessage, error) {
+	rows, err := s.db.QueryContext(ctx, `SELECT `+strings.Join(dlqCols, ", ")+` FROM dlq ORDER BY observed_at, id LIMIT ?`,
+		store.ClampLimit(limit, store.MaxEventLimit))
+	if err != nil {
+		return nil, fmt.Errorf("duckdb: dlq: %w", err)
+	}
+	defer rows.Close()
+	var out []schema.DLQMessage
+	for rows.Next() {
+		var m schema.DLQMessage
+		var n int64
+		if err := rows.Scan(&m.ID, &m.Stage, &m.Source, &m.Reason, &m.Detail, &m.Key, &m.ObservedAt,
+			&m.Payload, &n, &m.PayloadSHA256); err != nil {
+			return nil, fmt.Errorf("duckdb: dlq: %w", err)
+		}
+		m.ObservedAt, m.PayloadBytes = m.ObservedAt.UTC(), int(n)
+		out = append(out, m)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("duckdb: dlq: %w", err)
+	}
+	return out, nil
+}
+
+// Tables are the logical tables Counts reports.
+var Tables = []string{"registry_records", "servers_latest", "drift_events", "snapshots", "dlq"}
+
+// Counts returns row counts per logical table.
+func (s *Store) Counts(ctx context.Context) (map[string]int64, error) {
+	out := make(map[string]int64, len(Tables))
+	for _, t := range Tables {
+		var n int64
+		if err := s.db.QueryRowContext(ctx, `SELECT count(*) FROM `+t).Scan(&n); err != nil {
+			return nil, fmt.Errorf("duckdb: count %s: %w", t, err)
+		}
+		out[t] = n
+	}
+	return out, nil
+}
+
+// Optimize checkpoints the database file (the analogue of ClickHouse's
+// OPTIMIZE … FINAL; reads never depend on it).
+func (s *Store) Optimize(ctx context.Context) error {
+	if _, err := s.db.ExecContext(ctx, `CHECKPOINT`); err != nil {
+		return fmt.Errorf("duckdb: checkpoint: %w", err)
+	}
+	return nil
+}
+
+// Query runs one read-only statement for analysts (see store.Querier) inside
+// a READ ONLY transaction on a dedicated connection, and returns its columns
+// and rows. Values are the driver's Go types.
+func (s *Store) Query(ctx context.Context, query string, args ...any) (cols []string, out [][]any, err error) {
+	q, err := store.CheckReadOnlySQL(query)
+	if err != nil {
+		return nil, nil, fmt.Errorf("duckdb: query: %w", err)
+	}
+	conn, err := s.db.Conn(ctx)
+	if err != nil {
+		return nil, nil, fmt.Errorf("duckdb: query: %w", err)
+	}
+	defer conn.Close()
+	if _, err := conn.ExecContext(ctx, `BEGIN TRANSACTION READ ONLY`); err != nil {
+		return nil, nil, fmt.Errorf("duckdb: query: begin read-only: %w", err)
+	}
+	defer func() {
+		if _, rerr := conn.ExecContext(context.WithoutCancel(ctx), `ROLLBACK`); rerr != nil && err == nil {
+			err = fmt.Errorf("duckdb: query: rollback: %w", rerr)
+		}
+	}()
+	rows, err := conn.QueryContext(ctx, q, args...)
+	if err != nil {
+		return nil, nil, fmt.Errorf("duckdb: query: %w", err)
+	}
+	defer rows.Close()
+	cols, err = rows.Columns()
+	if err != nil {
+		return nil, nil, fmt.Errorf("duckdb: query: %w", err)
+	}
+	for rows.Next() {
+		vals := make([]any, len(cols))
+		ptrs := make([]any, len(cols))
+		for i := range vals {
+			ptrs[i] = &vals[i]
+		}
+		if err := rows.Scan(ptrs...); err != nil {
+			return nil, nil, fmt.Errorf("duckdb: query: %w", err)
+		}
+		out = append(out, vals)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, nil, fmt.Errorf("duckdb: query: %w", err)
+	}
+	return cols, out, nil
+}

@@ -1,0 +1,294 @@
+// Package store defines the storage contract every engine implements
+// (sql/duckdb for the embedded default, sql/clickhouse at scale) and the
+// row types the API reads. The conformance suite in sql/store/storetest runs
+// the same tests against every implementation.
+//
+// Contract, for every implementation:
+//   - Writes are idempotent: inserting the same rows twice (at-least-once
+//     delivery) leaves the same visible contents as inserting them once.
+//     Drift events and DLQ rows are keyed by ID, snapshots by ID, registry
+//     records by (name, version, content_sha256), the latest view by name.
+//   - A write that returns nil is durable: the bus commits offsets after it.
+//   - Reads never see duplicates, whatever merges have or have not run.
+//   - Times are UTC with millisecond precision on every engine.
+package store
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+	"unicode"
+
+	"github.com/forum-mcp/forum/schema"
+)
+
+// ErrNotFound is returned by single-row reads when nothing matches.
+var ErrNotFound = errors.New("not found")
+
+// Store is the storage used by the sink processor and the API.
+type Store interface {
+	// Migrate creates or upgrades the tables. Safe to call on every start.
+	Migrate(ctx context.Context) error
+	// Ping reports whether the store answers (readiness).
+	Ping(ctx context.Context) error
+	Close() error
+
+	// InsertRecords stores registry observations. A record's row is keyed by
+	// (name, version, content_sha256) and keeps the earliest ObservedAt.
+	// Records whose Meta.IsLatest is true also update the latest view of
+	// their server when their ObservedAt is not older than what it holds
+	// (ties broken by PublishedAt, then Version).
+	InsertRecords(ctx context.Context, recs []Record) error
+	InsertEvents(ctx context.Context, evs []schema.DriftEvent) error
+	InsertSnapshots(ctx context.Context, snaps []schema.SnapshotSummary) error
+	InsertDLQ(ctx context.Context, msgs []schema.DLQMessage) error
+
+	// ListServers pages over the latest view ordered by name. Cursor is the
+	// last name of the previous page ("" for the first page).
+	ListServers(ctx context.Context, q ListQuery) ([]ServerRow, error)
+	// GetServer returns the latest entry of one server, or ErrNotFound.
+	GetServer(ctx context.Context, name string) (ServerRow, error)
+	// Versions returns every distinct stored content of a server's versions,
+	// newest observation first, at most limit rows.
+	Versions(ctx context.Context, name string, limit int) ([]Record, error)
+	// Events returns drift events, oldest first, filtered by q.
+	Events(ctx context.Context, q EventQuery) ([]schema.DriftEvent, error)
+	// EventCounts returns the number of stored drift events per kind.
+	EventCounts(ctx context.Context) (map[string]int64, error)
+	// Snapshots returns applied snapshots, oldest first.
+	Snapshots(ctx context.Context) ([]schema.SnapshotSummary, error)
+	// DLQ returns dead letters, oldest first, at most limit rows.
+	DLQ(ctx context.Context, limit int) ([]schema.DLQMessage, error)
+	// Counts returns row counts per logical table (for /metrics, tests, the CLI).
+	Counts(ctx context.Context) (map[string]int64, error)
+}
+
+// Record is one stored registry observation.
+type Record struct {
+	Name          string
+	Version       string
+	Namespace     string
+	ContentSHA256 string
+	ObservedAt    time.Time // earliest observation of this content
+	SnapshotID    string    // the snapshot that first carried it
+	Status        string    // active|deprecated|deleted
+	IsLatest      bool
+	PublishedAt   time.Time // zero when the registry did not say
+	UpdatedAt     time.Time
+	Description   string
+	Title         string
+	Server        string // the server object as JSON (schema.Entry.Raw)
+}
+
+// RecordFromEntry builds the row for an entry observed in a snapshot.
+func RecordFromEntry(e *schema.Entry, snapshotID string, observedAt time.Time) Record {
+	return Record{
+		Name:          e.Server.Name,
+		Version:       e.Server.Version,
+		Namespace:     e.Namespace(),
+		ContentSHA256: e.ContentSHA256,
+		ObservedAt:    observedAt.UTC(),
+		SnapshotID:    snapshotID,
+		Status:        e.Status(),
+		IsLatest:      e.Meta.IsLatest,
+		PublishedAt:   e.Meta.PublishedAt.UTC(),
+		UpdatedAt:     e.Meta.UpdatedAt.UTC(),
+		Description:   e.Server.Description,
+		Title:         e.Server.Title,
+		Server:        string(e.Raw),
+	}
+}
+
+// ServerRow is a server's latest entry (the latest view).
+type ServerRow struct {
+	Record
+}
+
+// ListQuery filters and pages ListServers.
+type ListQuery struct {
+	Namespace string // exact namespace, "" for all
+	Cursor    string // names strictly greater than this
+	Limit     int    // 1..1000
+}
+
+// EventQuery filters Events.
+type EventQuery struct {
+	Server string    // "" for all
+	Kind   string    // "" for all
+	Since  time.Time // zero for all; inclusive
+	Limit  int       // 1..10000
+}
+
+// Limits applied by every implementation, so engines page identically.
+const (
+	DefaultLimit  = 100   // a non-positive limit means this
+	MaxListLimit  = 1000  // ListServers
+	MaxEventLimit = 10000 // Events, Versions, DLQ
+)
+
+// ClampLimit returns n bounded to 1..max, with DefaultLimit (or max, when
+// smaller) for n <= 0.
+func ClampLimit(n, max int) int {
+	switch {
+	case n <= 0:
+		return min(DefaultLimit, max)
+	case n > max:
+		return max
+	}
+	return n
+}
+
+// Querier is implemented by stores that answer analysts' ad-hoc SQL. Query
+// runs one read-only statement (SELECT, WITH, SHOW, DESCRIBE, EXPLAIN) and
+// returns its column names and rows; anything else fails with
+// ErrNotReadOnly before it reaches the engine, and the engine itself is asked
+// to refuse writes too (DuckDB: a read-only transaction; ClickHouse:
+// readonly=1).
+type Querier interface {
+	Query(ctx context.Context, sql string, args ...any) (columns []string, rows [][]any, err error)
+}
+
+// ErrNotReadOnly is returned by Querier.Query for statements it refuses.
+var ErrNotReadOnly = errors.New("only a single SELECT, WITH, SHOW, DESCRIBE or EXPLAIN statement is allowed")
+
+// CheckReadOnlySQL accepts a single statement whose first keyword is SELECT,
+// WITH, SHOW, DESCRIBE/DESC or EXPLAIN. Comments and one trailing semicolon
+// are allowed; a semicolon outside quotes and comments anywhere else is not.
+// It returns the statement without the trailing semicolon. It is a first
+// line of defence only: the engines enforce read-only themselves.
+func CheckReadOnlySQL(sql string) (string, error) {
+	s := sql
+	end := len(s) // end of the statement proper
+	first := ""   // the first keyword
+	for i := 0; i < len(s); {
+		c := s[i]
+		switch {
+		case c == '-' && i+1 < len(s) && s[i+1] == '-':
+			for i < len(s) && s[i] != '\n' {
+				i++
+			}
+		case c == '/' && i+1 < len(s) && s[i+1] == '*':
+			j := strings.Index(s[i+2:], "*/")
+			if j < 0 {
+				return "", fmt.Errorf("%w: unterminated comment", ErrNotReadOnly)
+			}
+			i += j + 4
+		case end != len(s) && !unicode.IsSpace(rune(c)):
+			return "", fmt.Errorf("%w: more than one statement", ErrNotReadOnly)
+		case c == '\'' || c == '"' || c == '`':
+			j := i + 1
+			for j < len(s) && s[j] != c {
+				if s[j] == '\\' {
+					j++
+				}
+				j++
+			}
+			if j >= len(s) {
+				return "", fmt.Errorf("%w: unterminated quote", ErrNotReadOnly)
+			}
+			i = j + 1
+		case c == ';':
+			if end != len(s) {
+				return "", fmt.Errorf("%w: more than one statement", ErrNotReadOnly)
+			}
+			end = i
+			i++
+		case first == "" && (c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z'):
+			j := i
+			for j < len(s) && (s[j] >= 'a' && s[j] <= 'z' || s[j] >= 'A' && s[j] <= 'Z' || s[j] == '_') {
+				j++
+			}
+			first = strings.ToUpper(s[i:j])
+			i = j
+		default:
+			if first == "" && !unicode.IsSpace(rune(c)) && c != '(' {
+				return "", fmt.Errorf("%w: unexpected %q", ErrNotReadOnly, c)
+			}
+			i++
+		}
+	}
+	switch first {
+	case "SELECT", "WITH", "SHOW", "DESCRIBE", "DESC", "EXPLAIN":
+		return strings.TrimSpace(s[:end]), nil
+	case "":
+		return "", fmt.Errorf("%w: empty statement", ErrNotReadOnly)
+	}
+	return "", fmt.Errorf("%w: got %s", ErrNotReadOnly, first)
+}
+
+// The functions below define, once for every engine, which row wins when a
+// batch carries the same key more than once. Engines apply the same rule
+// across batches (see each implementation), so the visible contents never
+// depend on how rows were batched or merged.
+
+// Millis truncates t to the millisecond in UTC: the precision every engine stores.
+func Millis(t time.Time) time.Time { return t.UTC().Truncate(time.Millisecond) }
+
+// EarlierRecord reports whether a should replace b as the stored row of their
+// (name, version, content_sha256) key: the earliest ObservedAt wins, and on a
+// tie the later write (a) wins.
+func EarlierRecord(a, b Record) bool {
+	return !Millis(a.ObservedAt).After(Millis(b.ObservedAt))
+}
+
+// NewerLatest reports whether a should replace b in the latest view of their
+// server: a's (ObservedAt, PublishedAt, Version, ContentSHA256) is not smaller
+// than b's. On a complete tie the later write (a) wins.
+func NewerLatest(a, b Record) bool {
+	if c := Millis(a.ObservedAt).Compare(Millis(b.ObservedAt)); c != 0 {
+		return c > 0
+	}
+	if c := Millis(a.PublishedAt).Compare(Millis(b.PublishedAt)); c != 0 {
+		return c > 0
+	}
+	if a.Version != b.Version {
+		return a.Version > b.Version
+	}
+	return a.ContentSHA256 >= b.ContentSHA256
+}
+
+// ReduceRecords returns the rows a batch leaves in registry_records (one per
+// key, by EarlierRecord) and in the latest view (one per server among the
+// records with IsLatest, by NewerLatest), each in first-seen order.
+func ReduceRecords(recs []Record) (rows, latest []Record) {
+	type key struct{ name, version, sha string }
+	byKey := make(map[key]int, len(recs))
+	byName := make(map[string]int)
+	for _, r := range recs {
+		k := key{r.Name, r.Version, r.ContentSHA256}
+		if i, ok := byKey[k]; !ok {
+			byKey[k] = len(rows)
+			rows = append(rows, r)
+		} else if EarlierRecord(r, rows[i]) {
+			rows[i] = r
+		}
+		if !r.IsLatest {
+			continue
+		}
+		if i, ok := byName[r.Name]; !ok {
+			byName[r.Name] = len(latest)
+			latest = append(latest, r)
+		} else if NewerLatest(r, latest[i]) {
+			latest[i] = r
+		}
+	}
+	return rows, latest
+}
+
+// LastByID keeps, for each id(x), the last element of xs (last write wins),
+// in first-seen order.
+func LastByID[T any](xs []T, id func(T) string) []T {
+	at := make(map[string]int, len(xs))
+	out := make([]T, 0, len(xs))
+	for _, x := range xs {
+		if i, ok := at[id(x)]; ok {
+			out[i] = x
+			continue
+		}
+		at[id(x)] = len(out)
+		out = append(out, x)
+	}
+	return out
+}
