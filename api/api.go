@@ -20,6 +20,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 	"go.uber.org/zap"
 
+	"github.com/forum-mcp/forum/ingest/probe"
 	"github.com/forum-mcp/forum/schema"
 	"github.com/forum-mcp/forum/sql/store"
 )
@@ -37,6 +38,8 @@ type Reader interface {
 	EventCounts(ctx context.Context) (map[string]int64, error)
 	Snapshots(ctx context.Context) ([]schema.SnapshotSummary, error)
 	DLQ(ctx context.Context, limit int) ([]schema.DLQMessage, error)
+	HealthChecks(ctx context.Context, q store.HealthQuery) ([]store.HealthCheck, error)
+	LatestHealth(ctx context.Context, server string) ([]store.HealthCheck, error)
 }
 
 // Options configure the API.
@@ -46,6 +49,9 @@ type Options struct {
 	Registry *prometheus.Registry // served on /metrics; nil for none
 	// Ready reports extra readiness (e.g. the bus); nil means store only.
 	Ready func(ctx context.Context) error
+	// Routes register further operations (trust records, incidents, …) that
+	// live beside the processors that feed them.
+	Routes []func(huma.API)
 }
 
 // New returns the HTTP handler and the Huma API (for the OpenAPI document).
@@ -60,6 +66,10 @@ func New(o Options) (http.Handler, huma.API) {
 	api := humago.New(mux, cfg)
 	h := &handlers{o: o}
 	h.addRoutes(api)
+	h.addHealthRoutes(api)
+	for _, r := range o.Routes {
+		r(api)
+	}
 	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, _ *http.Request) {
 		w.Header().Set("Content-Type", "text/plain")
 		_, _ = w.Write([]byte("ok\n"))
@@ -299,6 +309,70 @@ func (h *handlers) addRoutes(api huma.API) {
 			out.Body.DeadLetters = d
 			if out.Body.DeadLetters == nil {
 				out.Body.DeadLetters = []schema.DLQMessage{}
+			}
+			return out, nil
+		})
+}
+
+// HealthPoint is one check in a server's health history.
+type HealthPoint struct {
+	ID         string    `json:"id"`
+	ObservedAt time.Time `json:"observed_at"`
+	RemoteURL  string    `json:"remote_url"`
+	Transport  string    `json:"transport"`
+	Outcome    string    `json:"outcome" enum:"ok,auth_required,handshake_failed,unreachable,not_checked"`
+	ErrorClass string    `json:"error_class,omitempty"`
+	HTTPStatus int       `json:"http_status"`
+	LatencyMS  float64   `json:"initialize_latency_ms"`
+	AuthKind   string    `json:"auth_kind"`
+	ToolCount  int       `json:"tool_count"`
+}
+
+type healthInput struct {
+	Name  string    `path:"name" minLength:"3" maxLength:"200" doc:"Server name, URL-encoded (io.github.owner%2Frepo)."`
+	Since time.Time `query:"since" doc:"Only checks observed at or after this instant (RFC 3339)."`
+	Limit int       `query:"limit" minimum:"1" maximum:"10000" default:"500"`
+}
+
+type healthOutput struct {
+	Body struct {
+		Server  string        `json:"server"`
+		Latest  []probe.Check `json:"latest" doc:"The newest check of each remote, in full."`
+		History []HealthPoint `json:"history" doc:"Checks, newest first."`
+	}
+}
+
+func (h *handlers) addHealthRoutes(api huma.API) {
+	huma.Register(api, huma.Operation{OperationID: "get-server-health", Method: http.MethodGet, Path: "/v1/servers/{name}/health", Summary: "Health of a server",
+		Description: "The latest MCP handshake check of each remote, and the check history.", Tags: []string{"health"}},
+		func(ctx context.Context, in *healthInput) (*healthOutput, error) {
+			latest, err := h.o.Store.LatestHealth(ctx, in.Name)
+			if err != nil {
+				return nil, h.internal("latest health", err)
+			}
+			hist, err := h.o.Store.HealthChecks(ctx, store.HealthQuery{Server: in.Name, Since: in.Since, Limit: in.Limit})
+			if err != nil {
+				return nil, h.internal("health history", err)
+			}
+			if len(latest) == 0 {
+				if _, err := h.o.Store.GetServer(ctx, in.Name); errors.Is(err, store.ErrNotFound) {
+					return nil, huma.Error404NotFound("no server named " + in.Name + " (names are URL-encoded: io.github.owner%2Frepo)")
+				}
+			}
+			out := &healthOutput{}
+			out.Body.Server = in.Name
+			out.Body.Latest = []probe.Check{}
+			for _, r := range latest {
+				var c probe.Check
+				if err := json.Unmarshal([]byte(r.Check), &c); err != nil {
+					return nil, h.internal("decode check", err)
+				}
+				out.Body.Latest = append(out.Body.Latest, c)
+			}
+			out.Body.History = make([]HealthPoint, 0, len(hist))
+			for _, r := range hist {
+				out.Body.History = append(out.Body.History, HealthPoint{ID: r.ID, ObservedAt: r.ObservedAt, RemoteURL: r.RemoteURL, Transport: r.Transport,
+					Outcome: r.Outcome, ErrorClass: r.ErrorClass, HTTPStatus: r.HTTPStatus, LatencyMS: r.LatencyMS, AuthKind: r.AuthKind, ToolCount: r.ToolCount})
 			}
 			return out, nil
 		})

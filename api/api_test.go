@@ -18,7 +18,9 @@ import (
 
 	"github.com/forum-mcp/forum/api"
 	"github.com/forum-mcp/forum/ingest/differ"
+	"github.com/forum-mcp/forum/ingest/probe"
 	"github.com/forum-mcp/forum/ingest/registry"
+	"github.com/forum-mcp/forum/processors/history"
 	"github.com/forum-mcp/forum/schema"
 	"github.com/forum-mcp/forum/sql/duckdb"
 	"github.com/forum-mcp/forum/sql/store"
@@ -250,4 +252,50 @@ func TestOpenAPIGolden(t *testing.T) {
 	if string(got) != string(want) {
 		t.Error("the OpenAPI document changed; review and run go test ./api -run OpenAPIGolden -update")
 	}
+}
+
+func TestHealthRoute(t *testing.T) {
+	s := loadedStore(t)
+	ctx := context.Background()
+	t0 := time.Date(2025, 10, 9, 12, 0, 0, 0, time.UTC)
+	mk := func(url string, at time.Time, outcome string) store.HealthCheck {
+		c := probe.Check{ID: probe.CheckID("ai.smithery/brave", url, at), ObservedAt: at, Server: "ai.smithery/brave", RemoteURL: url,
+			Transport: "streamable-http", Outcome: probe.Outcome(outcome), InitializeLatencyMS: 120, AuthKind: probe.AuthNone, Tools: []probe.Tool{}}
+		return history.HealthRow(&c, nil)
+	}
+	checks := []store.HealthCheck{
+		mk("https://a.example/mcp", t0, "unreachable"),
+		mk("https://a.example/mcp", t0.Add(time.Hour), "ok"),
+		mk("https://b.example/mcp", t0.Add(30*time.Minute), "auth_required"),
+	}
+	if err := s.InsertHealthChecks(ctx, checks); err != nil {
+		t.Fatal(err)
+	}
+	h, _ := api.New(api.Options{Store: s})
+	srv := httptest.NewServer(h)
+	defer srv.Close()
+	var out struct {
+		Latest  []probe.Check `json:"latest"`
+		History []struct {
+			Outcome    string    `json:"outcome"`
+			ObservedAt time.Time `json:"observed_at"`
+		} `json:"history"`
+	}
+	get(t, srv, "/v1/servers/"+url.PathEscape("ai.smithery/brave")+"/health", 200, &out)
+	if len(out.Latest) != 2 || len(out.History) != 3 {
+		t.Fatalf("latest %d history %d", len(out.Latest), len(out.History))
+	}
+	for _, c := range out.Latest {
+		if c.RemoteURL == "https://a.example/mcp" && c.Outcome != probe.OutcomeOK {
+			t.Errorf("latest of a is %s, want the newer ok", c.Outcome)
+		}
+	}
+	if !out.History[0].ObservedAt.After(out.History[2].ObservedAt) {
+		t.Error("history is not newest first")
+	}
+	get(t, srv, "/v1/servers/"+url.PathEscape("ai.smithery/brave")+"/health?since="+url.QueryEscape(t0.Add(20*time.Minute).Format(time.RFC3339)), 200, &out)
+	if len(out.History) != 2 {
+		t.Errorf("since filter: %d", len(out.History))
+	}
+	get(t, srv, "/v1/servers/"+url.PathEscape("io.example/nope")+"/health", 404, nil)
 }

@@ -324,3 +324,21 @@ func firstErr(we kafka.WriteErrors) error {
 	}
 	return nil
 }
+
+// EndOffset returns the offset the next message on topic/partition will get.
+func EndOffset(ctx context.Context, brokers []string, topic string, partition int) (int64, error) {
+	cl := &kafka.Client{Addr: kafka.TCP(brokers...), Timeout: 10 * time.Second}
+	res, err := cl.ListOffsets(ctx, &kafka.ListOffsetsRequest{Topics: map[string][]kafka.OffsetRequest{topic: {kafka.LastOffsetOf(partition)}}})
+	if err != nil {
+		return 0, fmt.Errorf("list offsets: %w", err)
+	}
+	for _, p := range res.Topics[topic] {
+		if p.Partition == partition {
+			if p.Error != nil {
+				return 0, fmt.Errorf("offsets of %s/%d: %w", topic, partition, p.Error)
+			}
+			return p.LastOffset, nil
+		}
+	}
+	return 0, fmt.Errorf("no offsets for %s/%d", topic, partition)
+}

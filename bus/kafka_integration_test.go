@@ -77,7 +77,6 @@ func kafkaBrokersFromEnv(t *testing.T) []string {
 // (conn.go in v0.4.51), which is where Kafka 4's removal of old protocol
 // versions (KIP-896) would bite.
 func requireReachable(t *testing.T, ctx context.Context, brokers []string) {
-	t.Helper()
 	cl := &kafka.Client{Addr: kafka.TCP(brokers...), Timeout: 10 * time.Second}
 	resp, err := cl.ApiVersions(ctx, &kafka.ApiVersionsRequest{Addr: kafka.TCP(brokers...)})
 	if err == nil && resp.Error != nil {
@@ -122,7 +121,6 @@ func requireReachable(t *testing.T, ctx context.Context, brokers []string) {
 // later. Topic and group names are unique per run, so reruns against a
 // long-lived broker do not collide.
 func runBusSuite(t *testing.T, brokers []string) {
-	t.Helper()
 	log := zaptest.NewLogger(t, zaptest.Level(zap.InfoLevel))
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()

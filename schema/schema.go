@@ -18,10 +18,12 @@ const (
 	TopicRegistryDiffs     = "registry.diffs"     // differ -> processors (drift events, keyed by server)
 	TopicRegistrySnapshots = "registry.snapshots" // differ -> store (one summary per applied snapshot)
 	TopicDLQ               = "dlq"                // any stage -> store (bad input + reason)
+	TopicProbeRequests     = "probe.requests"     // probe scheduler -> probers (keyed by server)
+	TopicHealthChecks      = "health.checks"      // probers -> store and scorers (keyed by server)
 )
 
 // AllTopics lists every topic the skeleton creates, in creation order.
-var AllTopics = []string{TopicRegistryRecords, TopicRegistryDiffs, TopicRegistrySnapshots, TopicDLQ}
+var AllTopics = []string{TopicRegistryRecords, TopicRegistryDiffs, TopicRegistrySnapshots, TopicDLQ, TopicProbeRequests, TopicHealthChecks}
 
 // ServerDetail is the registry's ServerDetail (v0.1), with the fields the
 // pipeline reads. Unknown fields are kept in Entry.Server (raw).

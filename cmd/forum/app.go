@@ -6,13 +6,16 @@ import (
 	"fmt"
 	"net"
 	"net/http"
+	"net/netip"
 	"os"
 	"path/filepath"
 	"strings"
 	"time"
 
+	"github.com/danielgtaylor/huma/v2"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
+	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 	"go.uber.org/zap"
 	"go.uber.org/zap/zapcore"
@@ -20,6 +23,7 @@ import (
 	"github.com/forum-mcp/forum/api"
 	"github.com/forum-mcp/forum/bus"
 	"github.com/forum-mcp/forum/ingest/differ"
+	"github.com/forum-mcp/forum/ingest/probe"
 	"github.com/forum-mcp/forum/processors/history"
 	"github.com/forum-mcp/forum/schema"
 	"github.com/forum-mcp/forum/sql/clickhouse"
@@ -99,6 +103,41 @@ type app struct {
 	embedded *bus.Embedded
 	store    store.Store
 	reg      *prometheus.Registry
+	// routes are extra API routes the running stages contribute.
+	routes []func(huma.API)
+}
+
+// stageSpec is a long-running processor that a file of this package adds
+// to 'run', 'replay' and 'process' by calling registerStage from init():
+// one file per processor, no edits to the wiring.
+type stageSpec struct {
+	name   string
+	group  string   // consumer group, for the replay's caught-up check ("" for none)
+	topics []string // topics that group reads
+	// start builds the stage on the app's bus and store (and may add API
+	// routes to a.routes); the returned func runs until ctx ends.
+	start func(ctx context.Context, a *app) (run func(ctx context.Context) error, err error)
+}
+
+var stages []stageSpec
+
+func registerStage(s stageSpec) { stages = append(stages, s) }
+
+// extraCommands are subcommands other files register from init().
+var extraCommands []func() *cobra.Command
+
+func registerCommand(f func() *cobra.Command) { extraCommands = append(extraCommands, f) }
+
+// startStages starts every registered stage in g.
+func (a *app) startStages(ctx context.Context, g *group, gctx context.Context) error {
+	for _, s := range stages {
+		run, err := s.start(ctx, a)
+		if err != nil {
+			return fmt.Errorf("starting %s: %w", s.name, err)
+		}
+		g.Go(s.name, func() error { return run(gctx) })
+	}
+	return nil
 }
 
 func newApp(cfg *config, log *zap.Logger) *app {
@@ -120,7 +159,7 @@ func (a *app) openBus(ctx context.Context) error {
 		a.brokers = e.Addrs()
 	}
 	topics := []bus.TopicSpec{{Name: schema.TopicRegistryRecords, Partitions: 1}}
-	for _, t := range []string{schema.TopicRegistryDiffs, schema.TopicRegistrySnapshots, schema.TopicDLQ} {
+	for _, t := range []string{schema.TopicRegistryDiffs, schema.TopicRegistrySnapshots, schema.TopicDLQ, schema.TopicProbeRequests, schema.TopicHealthChecks} {
 		topics = append(topics, bus.TopicSpec{Name: t, Partitions: a.cfg.Partitions})
 	}
 	if err := bus.EnsureTopics(ctx, a.brokers, topics, a.log); err != nil {
@@ -186,7 +225,7 @@ func (a *app) sink() *history.Sink {
 
 // serveAPI serves until ctx ends, then shuts down gracefully.
 func (a *app) serveAPI(ctx context.Context) error {
-	h, _ := api.New(api.Options{Store: a.store, Log: a.log.Named("api"), Registry: a.reg, Ready: a.busReady})
+	h, _ := api.New(api.Options{Store: a.store, Log: a.log.Named("api"), Registry: a.reg, Ready: a.busReady, Routes: a.routes})
 	ln, err := net.Listen("tcp", a.cfg.Listen)
 	if err != nil {
 		return fmt.Errorf("API listen on %s: %w", a.cfg.Listen, err)
@@ -231,8 +270,8 @@ func (a *app) busReady(ctx context.Context) error {
 }
 
 // caughtUp reports whether every stage has consumed everything on the bus.
-func (a *app) caughtUp(ctx context.Context) (bool, int64, error) {
-	l1, err := bus.Lag(ctx, a.brokers, "forum-differ", []string{schema.TopicRegistryRecords})
+func (a *app) caughtUp(ctx context.Context, d *differ.Stage) (bool, int64, error) {
+	l1, err := d.Lag(ctx)
 	if err != nil {
 		return false, 0, err
 	}
@@ -240,5 +279,58 @@ func (a *app) caughtUp(ctx context.Context) (bool, int64, error) {
 	if err != nil {
 		return false, 0, err
 	}
-	return l1 == 0 && l2 == 0, l1 + l2, nil
+	total := l1 + l2
+	for _, s := range stages {
+		if s.group == "" {
+			continue
+		}
+		l, err := bus.Lag(ctx, a.brokers, s.group, s.topics)
+		if err != nil {
+			return false, 0, err
+		}
+		total += l
+	}
+	return total == 0, total, nil
+}
+
+// probeFlags configure the probe scheduler and the prober workers.
+type probeFlags struct {
+	interval    time.Duration
+	concurrency int
+	perHost     int
+	timeout     time.Duration
+	allow       []string
+}
+
+func (p *probeFlags) bind(fs *pflag.FlagSet) {
+	fs.DurationVar(&p.interval, "probe-interval", time.Hour, "how often each remote is probed (spread across the interval)")
+	fs.IntVar(&p.concurrency, "probe-concurrency", 32, "probes in flight per worker")
+	fs.IntVar(&p.perHost, "probe-per-host", probe.DefaultPerHostLimit, "probes in flight per host")
+	fs.DurationVar(&p.timeout, "probe-timeout", probe.DefaultTimeout, "budget for one whole handshake")
+	fs.StringSliceVar(&p.allow, "probe-allow", nil, "CIDRs the prober may reach although private/loopback (tests and labs only)")
+}
+
+func (p *probeFlags) prober(log *zap.Logger) (*probe.Prober, error) {
+	var allow []netip.Prefix
+	for _, c := range p.allow {
+		pfx, err := netip.ParsePrefix(c)
+		if err != nil {
+			return nil, usageError{fmt.Errorf("--probe-allow %q: %w", c, err)}
+		}
+		allow = append(allow, pfx)
+	}
+	return probe.New(probe.WithTimeout(p.timeout), probe.WithPerHostLimit(p.perHost), probe.WithAllow(allow...), probe.WithLogger(log.Named("prober"))), nil
+}
+
+func (a *app) probeScheduler(p *probeFlags) *probe.Scheduler {
+	return &probe.Scheduler{Lister: a.store, W: bus.NewWriter(a.brokers, a.log), Interval: p.interval,
+		StatePath: filepath.Join(a.cfg.DataDir, "probe-scheduler.json"), Log: a.log.Named("probe-scheduler")}
+}
+
+func (a *app) probeWorker(p *probeFlags) (*probe.Worker, error) {
+	pr, err := p.prober(a.log)
+	if err != nil {
+		return nil, err
+	}
+	return &probe.Worker{Prober: pr, Brokers: a.brokers, Concurrency: p.concurrency, Log: a.log.Named("prober")}, nil
 }

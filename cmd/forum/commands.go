@@ -15,6 +15,7 @@ import (
 	"github.com/forum-mcp/forum/api"
 	"github.com/forum-mcp/forum/bus"
 	"github.com/forum-mcp/forum/ingest/differ"
+	"github.com/forum-mcp/forum/ingest/probe"
 	"github.com/forum-mcp/forum/ingest/registry"
 	"github.com/forum-mcp/forum/schema"
 	"github.com/forum-mcp/forum/sql/store"
@@ -45,6 +46,7 @@ func (a *app) crawlLoop(c *crawlFlags) (*registry.Loop, func(), error) {
 func newRunCmd() *cobra.Command {
 	cfg := &config{}
 	cf := &crawlFlags{}
+	pf := &probeFlags{}
 	cmd := &cobra.Command{
 		Use:   "run",
 		Short: "Run every role in one process: crawl, diff, store, serve",
@@ -81,11 +83,24 @@ Kafka and ClickHouse.`,
 				return err
 			}
 			defer closeLoop()
+			worker, err := a.probeWorker(pf)
+			if err != nil {
+				return err
+			}
+			sched := a.probeScheduler(pf)
+			defer sched.W.Close()
 			g, gctx := newGroup(ctx)
 			g.Go("differ", func() error { return stage.Run(gctx) })
 			g.Go("history", func() error { return a.sink().Run(gctx, a.brokers) })
-			g.Go("api", func() error { return a.serveAPI(gctx) })
 			g.Go("crawler", func() error { return loop.Run(gctx) })
+			g.Go("probe-scheduler", func() error { return sched.Run(gctx) })
+			g.Go("prober", func() error { return worker.Run(gctx) })
+			if err := a.startStages(ctx, g, gctx); err != nil {
+				g.cancel()
+				_ = g.Wait()
+				return err
+			}
+			g.Go("api", func() error { return a.serveAPI(gctx) })
 			return g.Wait()
 		},
 	}
@@ -94,26 +109,34 @@ Kafka and ClickHouse.`,
 	cfg.bindStore(cmd.Flags())
 	cfg.bindAPI(cmd.Flags())
 	cf.bind(cmd)
+	pf.bind(cmd.Flags())
 	return cmd
 }
 
 func newIngestCmd() *cobra.Command {
 	cfg := &config{}
 	cf := &crawlFlags{}
+	pf := &probeFlags{}
 	var role string
 	var once bool
 	cmd := &cobra.Command{
-		Use:   "ingest --role registry",
-		Short: "Run a source alone: the registry crawler",
+		Use:   "ingest --role registry|probe-scheduler|prober",
+		Short: "Run a source alone: the registry crawler, the probe scheduler or a prober",
 		Long: `ingest runs one source and publishes what it reads on the bus. Roles:
-  registry   crawl the registry (full, then updated_since) onto registry.records
+  registry         crawl the registry (full, then updated_since) onto registry.records
+  probe-scheduler  publish a probe request for every remote once per --probe-interval
+                   onto probe.requests (reads the latest view from the store)
+  prober           execute probe requests and publish health.checks; run as many as
+                   needed, they share the work as one consumer group
 
 At scale, point it at the shared Kafka with --kafka-brokers and run 'forum
 process' and 'forum serve' beside it.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			if role != "registry" {
-				return usageError{fmt.Errorf("--role %q: the roles are: registry", role)}
+			switch role {
+			case "registry", "probe-scheduler", "prober":
+			default:
+				return usageError{fmt.Errorf("--role %q: the roles are: registry, probe-scheduler, prober", role)}
 			}
 			log, err := cfg.logger()
 			if err != nil {
@@ -123,6 +146,21 @@ process' and 'forum serve' beside it.`,
 			defer a.close()
 			if err := a.openBus(cmd.Context()); err != nil {
 				return err
+			}
+			switch role {
+			case "probe-scheduler":
+				if err := a.openStore(cmd.Context()); err != nil {
+					return err
+				}
+				s := a.probeScheduler(pf)
+				defer s.W.Close()
+				return s.Run(cmd.Context())
+			case "prober":
+				w, err := a.probeWorker(pf)
+				if err != nil {
+					return err
+				}
+				return w.Run(cmd.Context())
 			}
 			loop, closeLoop, err := a.crawlLoop(cf)
 			if err != nil {
@@ -139,7 +177,9 @@ process' and 'forum serve' beside it.`,
 	}
 	cfg.bindCommon(cmd.Flags())
 	cfg.bindBus(cmd.Flags())
+	cfg.bindStore(cmd.Flags())
 	cf.bind(cmd)
+	pf.bind(cmd.Flags())
 	cmd.Flags().StringVar(&role, "role", "registry", "which source to run")
 	cmd.Flags().BoolVar(&once, "once", false, "crawl once and exit")
 	return cmd
@@ -172,6 +212,11 @@ func newProcessCmd() *cobra.Command {
 			g, gctx := newGroup(ctx)
 			g.Go("differ", func() error { return stage.Run(gctx) })
 			g.Go("history", func() error { return a.sink().Run(gctx, a.brokers) })
+			if err := a.startStages(ctx, g, gctx); err != nil {
+				g.cancel()
+				_ = g.Wait()
+				return err
+			}
 			return g.Wait()
 		},
 	}
@@ -372,49 +417,6 @@ func captureTime(path string) time.Time {
 	return time.Now().UTC().Truncate(time.Second)
 }
 
-func newValidateCmd() *cobra.Command {
-	var snapshot string
-	cmd := &cobra.Command{
-		Use:   "validate --snapshot FILE",
-		Short: "Run the drift engine's self-test on a real snapshot",
-		Long: `validate checks the differ against a real snapshot (SPEC §2, §7): the identical
-pair must give 0 events, and each injected mutation of a known kind must be
-found with 0 false events. Prints JSON on stdout and a summary on stderr;
-exits 1 when a check fails.`,
-		Args: cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
-			if snapshot == "" {
-				return usageError{errors.New("--snapshot FILE is required")}
-			}
-			f := registry.SnapshotFile{Path: snapshot, CapturedAt: captureTime(snapshot)}
-			entries, _, _, err := registry.LoadSnapshotFile(f)
-			if err != nil {
-				return err
-			}
-			rep, err := differ.SelfTest(entries, f.CapturedAt)
-			if err != nil {
-				return err
-			}
-			b, _ := json.MarshalIndent(map[string]any{"drift_self_test": rep}, "", "  ")
-			fmt.Println(string(b))
-			for _, c := range rep.Cases {
-				mark := "ok  "
-				if !c.Passed {
-					mark = "FAIL"
-				}
-				fmt.Fprintf(os.Stderr, "%s %-20s want %v got %v\n", mark, c.Name, c.Want, c.Got)
-			}
-			fmt.Fprintf(os.Stderr, "drift self-test on %d entries: false events %d, missed %d\n", rep.Entries, rep.FalseEvents, rep.Missed)
-			if !rep.Passed {
-				return errors.New("drift self-test failed")
-			}
-			return nil
-		},
-	}
-	cmd.Flags().StringVar(&snapshot, "snapshot", "", "a snapshot file (json or json.gz)")
-	return cmd
-}
-
 func newOpenAPICmd() *cobra.Command {
 	return &cobra.Command{
 		Use:   "openapi",
@@ -430,4 +432,48 @@ func newOpenAPICmd() *cobra.Command {
 			return nil
 		},
 	}
+}
+
+func newProbeCmd() *cobra.Command {
+	pf := &probeFlags{}
+	var transport, server string
+	cmd := &cobra.Command{
+		Use:   "probe URL",
+		Short: "Probe one MCP endpoint and print the check as JSON",
+		Long: `probe runs the same MCP handshake the hourly probers run (initialize,
+notifications/initialized, tools/list with paging; legacy SSE when asked) against
+one URL and prints the check: outcome, latency, HTTP status, transport used,
+auth evidence (WWW-Authenticate, RFC 9728 metadata), server info, protocol
+version and tools. Loopback, private and link-local addresses are refused
+unless --probe-allow names them.
+
+Examples:
+  forum probe https://mcp.example.com/mcp
+  forum probe --transport sse https://mcp.example.com/sse
+  forum probe --probe-allow 127.0.0.0/8 http://127.0.0.1:3000/mcp`,
+		Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if transport != probe.TransportStreamableHTTP && transport != probe.TransportSSE {
+				return usageError{fmt.Errorf("--transport: want streamable-http or sse, got %q", transport)}
+			}
+			log, err := (&config{LogLevel: "warn", LogFormat: "console"}).logger()
+			if err != nil {
+				return err
+			}
+			p, err := pf.prober(log)
+			if err != nil {
+				return err
+			}
+			defer p.Close()
+			c := p.Probe(cmd.Context(), probe.Request{Server: server, URL: args[0], Transport: transport})
+			b, _ := json.MarshalIndent(c, "", "  ")
+			fmt.Println(string(b))
+			fmt.Fprintf(os.Stderr, "%s: %s (%s) in %.0f ms, %d tools\n", args[0], c.Outcome, c.AuthKind, c.DurationMS, len(c.Tools))
+			return nil
+		},
+	}
+	cmd.Flags().StringVar(&transport, "transport", probe.TransportStreamableHTTP, "streamable-http or sse")
+	cmd.Flags().StringVar(&server, "server", "", "registry name to record on the check")
+	pf.bind(cmd.Flags())
+	return cmd
 }

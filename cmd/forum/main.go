@@ -4,7 +4,8 @@
 //	forum run       all roles in one process (embedded broker + DuckDB by default)
 //	forum replay    the same pipeline fed from snapshot files, then a summary
 //	forum diff      drift events between two snapshot files, as JSON lines
-//	forum ingest    the registry crawler alone (at scale)
+//	forum ingest    a source alone: crawler, probe scheduler, prober (at scale)
+//	forum probe     one MCP handshake against one URL, printed as JSON
 //	forum process   the differ and the history sink alone (at scale)
 //	forum serve     the API alone (at scale; ClickHouse store)
 //	forum migrate   create or upgrade the store's tables
@@ -57,6 +58,9 @@ Start here:
 		SilenceErrors: true,
 	}
 	root.AddCommand(newRunCmd(), newReplayCmd(), newDiffCmd(), newIngestCmd(), newProcessCmd(), newServeCmd(),
-		newMigrateCmd(), newSQLCmd(), newValidateCmd(), newOpenAPICmd())
+		newMigrateCmd(), newSQLCmd(), newValidateCmd(), newOpenAPICmd(), newProbeCmd())
+	for _, f := range extraCommands {
+		root.AddCommand(f())
+	}
 	return root
 }

@@ -111,6 +111,11 @@ Example:
 			g, gctx := newGroup(ctx)
 			g.Go("differ", func() error { return stage.Run(gctx) })
 			g.Go("history", func() error { return a.sink().Run(gctx, a.brokers) })
+			if err := a.startStages(ctx, g, gctx); err != nil {
+				g.cancel()
+				_ = g.Wait()
+				return err
+			}
 			if serve {
 				g.Go("api", func() error { return a.serveAPI(gctx) })
 			}
@@ -196,7 +201,7 @@ func (a *app) replay(ctx context.Context, dir string, files []registry.SnapshotF
 		if applied.Before(last) {
 			continue
 		}
-		done, lag, err := a.caughtUp(ctx)
+		done, lag, err := a.caughtUp(ctx, stage)
 		if err != nil {
 			a.log.Debug("lag check", zap.Error(err))
 			continue

@@ -16,7 +16,9 @@ import (
 	"time"
 
 	ch "github.com/ClickHouse/clickhouse-go/v2"
+	"github.com/segmentio/kafka-go"
 
+	"github.com/forum-mcp/forum/schema"
 	"github.com/forum-mcp/forum/sql/clickhouse"
 	"github.com/forum-mcp/forum/sql/duckdb"
 	"github.com/forum-mcp/forum/sql/store"
@@ -168,42 +170,55 @@ func TestReplayEndToEnd(t *testing.T) {
 // restarts it each time, and expects the store an uninterrupted run leaves.
 func TestReplaySurvivesSIGKILL(t *testing.T) {
 	clean := t.TempDir()
+	forumBin(t) // build first: the run is what is timed
+	began := time.Now()
 	if out, err := replayCmd(t, clean).CombinedOutput(); err != nil {
 		t.Fatalf("clean replay: %v\n%s", err, out)
 	}
+	full := time.Since(began)
 	want := readContents(t, clean)
 
-	dir := t.TempDir()
 	rng := rand.New(rand.NewPCG(7, 11))
 	kills := 0
-	for i := range 5 {
+	// killAt starts a replay in dir and SIGKILLs it after delay (unless it
+	// finished first).
+	killAt := func(dir string, delay time.Duration) {
 		cmd := replayCmd(t, dir)
 		var buf strings.Builder
 		cmd.Stdout, cmd.Stderr = &buf, &buf
 		if err := cmd.Start(); err != nil {
 			t.Fatal(err)
 		}
-		delay := time.Duration(150+rng.IntN(1500)) * time.Millisecond
 		done := make(chan error, 1)
 		go func() { done <- cmd.Wait() }()
 		select {
 		case err := <-done:
-			t.Logf("run %d finished before its kill point (%v): %v", i, delay, err)
+			t.Logf("finished before its kill point (%v): %v", delay, err)
 		case <-time.After(delay):
 			_ = cmd.Process.Signal(syscall.SIGKILL)
 			<-done
 			kills++
-			t.Logf("run %d killed after %v", i, delay)
+			t.Logf("killed after %v", delay)
 		}
 	}
-	if kills == 0 {
-		t.Fatal("no run was killed mid-way; the test proved nothing")
+	// Six independent runs, each killed at a different share of an
+	// uninterrupted run (start-up, publishing, diffing, storing), the odd
+	// ones killed a second time after the restart; then run to the end.
+	for i := range 6 {
+		dir := t.TempDir()
+		killAt(dir, time.Duration(float64(full)*(0.1+0.14*float64(i))))
+		if i%2 == 1 {
+			killAt(dir, time.Duration(float64(full)*(0.1+0.5*rng.Float64())))
+		}
+		out, err := replayCmd(t, dir).CombinedOutput()
+		if err != nil {
+			t.Fatalf("replay after kill: %v\n%s", err, out)
+		}
+		compareContents(t, readContents(t, dir), want)
 	}
-	out, err := replayCmd(t, dir).CombinedOutput()
-	if err != nil {
-		t.Fatalf("final replay: %v\n%s", err, out)
+	if kills < 5 {
+		t.Fatalf("only %d runs were killed mid-way; the test proves too little", kills)
 	}
-	compareContents(t, readContents(t, dir), want)
 }
 
 // TestIntegrationClickHouseReplay runs the same replay with the ClickHouse
@@ -243,4 +258,109 @@ func TestIntegrationClickHouseReplay(t *testing.T) {
 		}
 	})
 	compareContents(t, storeContents(t, s), want)
+}
+
+// TestIntegrationKafkaReplay runs the replay on a real Apache Kafka broker
+// (FORUM_TEST_KAFKA) and expects exactly what the embedded broker gives. The
+// pipeline's topics are deleted first, so the test starts from an empty bus
+// also on a broker that served an earlier run.
+func TestIntegrationKafkaReplay(t *testing.T) {
+	brokers := os.Getenv("FORUM_TEST_KAFKA")
+	if brokers == "" {
+		t.Skip("FORUM_TEST_KAFKA not set (e.g. $(deploy/kafka.sh brokers))")
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	cl := &kafka.Client{Addr: kafka.TCP(strings.Split(brokers, ",")...), Timeout: 10 * time.Second}
+	if _, err := cl.Metadata(ctx, &kafka.MetadataRequest{}); err != nil {
+		t.Fatalf("Kafka at %s: %v", brokers, err)
+	}
+	if _, err := cl.DeleteTopics(ctx, &kafka.DeleteTopicsRequest{Topics: schema.AllTopics}); err != nil {
+		t.Fatalf("deleting old topics: %v", err)
+	}
+	for i := 0; ; i++ {
+		md, err := cl.Metadata(ctx, &kafka.MetadataRequest{Topics: schema.AllTopics})
+		gone := err == nil
+		if err == nil {
+			for _, tp := range md.Topics {
+				if tp.Error == nil {
+					gone = false
+				}
+			}
+		}
+		if gone {
+			break
+		}
+		if i > 100 {
+			t.Fatal("old topics are not going away")
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+
+	embedded := t.TempDir()
+	if out, err := replayCmd(t, embedded).CombinedOutput(); err != nil {
+		t.Fatalf("embedded replay: %v\n%s", err, out)
+	}
+	dir := t.TempDir()
+	if out, err := replayCmd(t, dir, "--kafka-brokers", brokers).CombinedOutput(); err != nil {
+		t.Fatalf("kafka replay: %v\n%s", err, out)
+	}
+	compareContents(t, readContents(t, dir), readContents(t, embedded))
+}
+
+// TestReplayBadFilesGoToTheDLQ: a truncated capture and an HTML error page
+// among real ones land in the DLQ with their reasons; the truncated capture
+// is read as partial (no removals), and every other snapshot is stored.
+func TestReplayBadFilesGoToTheDLQ(t *testing.T) {
+	src := t.TempDir()
+	files, _ := filepath.Glob(bundled + "/*.json.gz")
+	for _, f := range files {
+		b, _ := os.ReadFile(f)
+		os.WriteFile(filepath.Join(src, filepath.Base(f)), b, 0o644)
+	}
+	os.Remove(filepath.Join(src, "MANIFEST.tsv"))
+	// 2025-10-10: the 10-09 capture cut in the middle of an entry.
+	whole, err := exec.Command("sh", "-c", "gzip -dc "+filepath.Join(bundled, "2025-10-09.json.gz")).Output()
+	if err != nil {
+		t.Fatal(err)
+	}
+	os.WriteFile(filepath.Join(src, "2025-10-10.json"), whole[:len(whole)/3], 0o644)
+	os.WriteFile(filepath.Join(src, "2025-10-11.json"), []byte("<html><body>502 Bad Gateway</body></html>"), 0o644)
+
+	dir := t.TempDir()
+	cmd := exec.Command(forumBin(t), "replay", "--snapshots", src, "--data-dir", dir, "--log-level", "warn")
+	cmd.Env = append(os.Environ(), "FORUM_KAFKA_BROKERS=", "FORUM_CLICKHOUSE_DSN=")
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("replay: %v\n%s", err, out)
+	}
+	s, err := duckdb.Open(context.Background(), filepath.Join(dir, "forum.duckdb"), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	dl, err := s.DLQ(context.Background(), 100)
+	if err != nil {
+		t.Fatal(err)
+	}
+	reasons := map[string]string{}
+	for _, d := range dl {
+		reasons[d.Source] = d.Reason
+	}
+	if reasons["2025-10-10.json"] != "truncated_json" || reasons["2025-10-11.json"] != "not_json" {
+		t.Errorf("dead letters: %v", reasons)
+	}
+	snaps, _ := s.Snapshots(context.Background())
+	if len(snaps) != 9 {
+		t.Fatalf("%d snapshots applied, want 9", len(snaps))
+	}
+	for _, sn := range snaps[7:] {
+		if !sn.Partial || sn.Counts["removed"] != 0 {
+			t.Errorf("%s: partial=%v removed=%d; a broken capture must not remove servers", sn.Source, sn.Partial, sn.Counts["removed"])
+		}
+	}
+	counts, _ := s.EventCounts(context.Background())
+	if counts["removed"] != 4 {
+		t.Errorf("removed = %d, want the 4 real removals only", counts["removed"])
+	}
 }

@@ -61,10 +61,14 @@ type State struct {
 	FirstSeen map[string]time.Time `json:"first_seen"`
 	// Applied is the ObservedAt of the last snapshot applied; snapshots at or
 	// before it are skipped on redelivery.
-	Applied    time.Time `json:"applied,omitzero"`
-	AppliedID  string    `json:"applied_id,omitempty"`
-	Snapshots  int       `json:"snapshots"`
-	EventCount int64     `json:"event_count"`
+	Applied   time.Time `json:"applied,omitzero"`
+	AppliedID string    `json:"applied_id,omitempty"`
+	// NextOffset is the registry.records offset to read next: the input
+	// position is checkpointed with the state it produced, in one file, so
+	// the two can never disagree (a lost checkpoint re-reads from 0).
+	NextOffset int64 `json:"next_offset"`
+	Snapshots  int   `json:"snapshots"`
+	EventCount int64 `json:"event_count"`
 }
 
 // NewState returns an empty known state.
@@ -253,6 +257,7 @@ func Diff(known *State, snap Snapshot, opt Options) Result {
 
 	next := &State{
 		FirstSeen:  make(map[string]time.Time, len(known.FirstSeen)+len(names)),
+		NextOffset: known.NextOffset,
 		Applied:    at,
 		AppliedID:  snap.ID,
 		Snapshots:  known.Snapshots + 1,

@@ -20,13 +20,16 @@ import (
 
 // StageConfig configures the differ stage: registry.records in,
 // registry.diffs + registry.snapshots + dlq out.
+//
+// The stage reads registry.records' single partition directly (no consumer
+// group): its input offset lives in the same checkpoint file as the known
+// state, written atomically after a snapshot's events are on the bus. A crash
+// anywhere re-reads at most one snapshot and re-publishes the same event IDs;
+// a lost checkpoint re-reads the topic from the start and rebuilds the same
+// state.
 type StageConfig struct {
 	Brokers []string
-	Group   string // default "forum-differ"
-	// StatePath is the checkpoint file of the known state. It is written
-	// (atomically) after a snapshot's events are on the bus and before the
-	// snapshot's offsets are committed, so a crash anywhere replays at most
-	// one snapshot, with the same event IDs.
+	// StatePath is the checkpoint file (known state + next input offset).
 	StatePath    string
 	PartialRatio float64
 	Log          *zap.Logger
@@ -42,9 +45,6 @@ type Stage struct {
 
 // NewStage loads the checkpoint (or starts empty).
 func NewStage(cfg StageConfig) (*Stage, error) {
-	if cfg.Group == "" {
-		cfg.Group = "forum-differ"
-	}
 	log := cfg.Log
 	if log == nil {
 		log = zap.NewNop()
@@ -139,13 +139,33 @@ func (s *Stage) Run(ctx context.Context) error {
 	return nil
 }
 
+// Lag is the number of registry.records messages not yet covered by the
+// checkpoint.
+func (s *Stage) Lag(ctx context.Context) (int64, error) {
+	s.mu.Lock()
+	next := s.state.NextOffset
+	s.mu.Unlock()
+	end, err := bus.EndOffset(ctx, s.cfg.Brokers, schema.TopicRegistryRecords, 0)
+	if err != nil {
+		return 0, err
+	}
+	return max(0, end-next), nil
+}
+
 func (s *Stage) runOnce(ctx context.Context) error {
-	r := bus.NewReader(s.cfg.Brokers, s.cfg.Group, []string{schema.TopicRegistryRecords}, s.log)
+	s.mu.Lock()
+	start := s.state.NextOffset
+	s.mu.Unlock()
+	r := kafka.NewReader(kafka.ReaderConfig{Brokers: s.cfg.Brokers, Topic: schema.TopicRegistryRecords, Partition: 0,
+		MinBytes: 1, MaxBytes: 32 << 20, MaxWait: 200 * time.Millisecond, ReadBatchTimeout: 2 * time.Second,
+		ErrorLogger: kafka.LoggerFunc(s.log.Sugar().Debugf)})
 	defer r.Close()
+	if err := r.SetOffset(start); err != nil {
+		return fmt.Errorf("seeking registry.records to %d: %w", start, err)
+	}
 	w := bus.NewWriter(s.cfg.Brokers, s.log)
 	defer w.Close()
 	buf := map[string]*pending{}
-	var dead []kafka.Message // undecodable, committed with the next marker
 	for {
 		m, err := r.FetchMessage(ctx)
 		if err != nil {
@@ -161,7 +181,6 @@ func (s *Stage) runOnce(ctx context.Context) error {
 			if err := writeJSON(ctx, w, schema.TopicDLQ, dlq.Key, dlq); err != nil {
 				return err
 			}
-			dead = append(dead, m)
 			continue
 		}
 		switch msg.Type {
@@ -177,7 +196,7 @@ func (s *Stage) runOnce(ctx context.Context) error {
 			}
 			p.entries[k] = *msg.Entry
 		case schema.MsgSnapshotEnd:
-			if err := s.apply(ctx, w, msg, buf[msg.SnapshotID]); err != nil {
+			if err := s.apply(ctx, w, msg, buf[msg.SnapshotID], m.Offset+1); err != nil {
 				return err
 			}
 			delete(buf, msg.SnapshotID)
@@ -186,21 +205,19 @@ func (s *Stage) runOnce(ctx context.Context) error {
 					delete(buf, id)
 				}
 			}
-			if err := r.CommitMessages(ctx, append(dead, m)...); err != nil {
-				return fmt.Errorf("commit: %w", err)
-			}
-			dead = dead[:0]
 		}
 	}
 }
 
-func (s *Stage) apply(ctx context.Context, w *kafka.Writer, end schema.RecordMsg, p *pending) error {
+func (s *Stage) apply(ctx context.Context, w *kafka.Writer, end schema.RecordMsg, p *pending, nextOffset int64) error {
 	s.mu.Lock()
 	known := s.state
 	s.mu.Unlock()
 	if !end.ObservedAt.After(known.Applied) {
 		s.log.Info("snapshot already applied, skipping redelivery", zap.String("snapshot", end.SnapshotID))
-		return nil
+		cp := *known
+		cp.NextOffset = nextOffset
+		return s.checkpoint(&cp)
 	}
 	snap := Snapshot{ID: end.SnapshotID, Mode: end.Mode, ObservedAt: end.ObservedAt, Incomplete: end.End.Incomplete}
 	if p != nil {
@@ -215,6 +232,7 @@ func (s *Stage) apply(ctx context.Context, w *kafka.Writer, end schema.RecordMsg
 		snap.Incomplete = true
 	}
 	res := Diff(known, snap, Options{PartialRatio: s.cfg.PartialRatio})
+	res.Next.NextOffset = nextOffset
 	msgs := make([]kafka.Message, 0, len(res.Events)+1)
 	for i := range res.Events {
 		b, _ := json.Marshal(&res.Events[i])
@@ -232,16 +250,23 @@ func (s *Stage) apply(ctx context.Context, w *kafka.Writer, end schema.RecordMsg
 			return fmt.Errorf("publishing drift events: %w", bus.SummarizeWriteError(err))
 		}
 	}
+	if err := s.checkpoint(res.Next); err != nil {
+		return err
+	}
+	s.log.Info("snapshot applied", zap.String("snapshot", sum.ID), zap.Int("entries", sum.Entries), zap.Int("names", sum.Names),
+		zap.Bool("partial", sum.Partial), zap.Int("events", sum.Events), zap.String("counts", FormatCounts(sum.Counts)))
+	return nil
+}
+
+func (s *Stage) checkpoint(st *State) error {
 	if s.cfg.StatePath != "" {
-		if err := SaveState(s.cfg.StatePath, res.Next); err != nil {
+		if err := SaveState(s.cfg.StatePath, st); err != nil {
 			return err
 		}
 	}
 	s.mu.Lock()
-	s.state = res.Next
+	s.state = st
 	s.mu.Unlock()
-	s.log.Info("snapshot applied", zap.String("snapshot", sum.ID), zap.Int("entries", sum.Entries), zap.Int("names", sum.Names),
-		zap.Bool("partial", sum.Partial), zap.Int("events", sum.Events), zap.String("counts", FormatCounts(sum.Counts)))
 	return nil
 }
 

@@ -1,6 +1,7 @@
 // Package history is the sink that keeps the registry's history in the
 // store: registry.records -> registry_records + servers_latest,
-// registry.diffs -> drift_events, registry.snapshots -> snapshots, dlq -> dlq.
+// registry.diffs -> drift_events, registry.snapshots -> snapshots,
+// health.checks -> health_checks, dlq -> dlq.
 //
 // It is the at-least-once boundary: a batch is written to the store first and
 // its offsets are committed after (bus.Consume), and every table dedups on a
@@ -20,12 +21,13 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/forum-mcp/forum/bus"
+	"github.com/forum-mcp/forum/ingest/probe"
 	"github.com/forum-mcp/forum/schema"
 	"github.com/forum-mcp/forum/sql/store"
 )
 
 // Topics the sink reads.
-var Topics = []string{schema.TopicRegistryRecords, schema.TopicRegistryDiffs, schema.TopicRegistrySnapshots, schema.TopicDLQ}
+var Topics = []string{schema.TopicRegistryRecords, schema.TopicRegistryDiffs, schema.TopicRegistrySnapshots, schema.TopicHealthChecks, schema.TopicDLQ}
 
 // Group is the sink's consumer group.
 const Group = "forum-history"
@@ -36,6 +38,7 @@ type Writer interface {
 	InsertEvents(ctx context.Context, evs []schema.DriftEvent) error
 	InsertSnapshots(ctx context.Context, snaps []schema.SnapshotSummary) error
 	InsertDLQ(ctx context.Context, msgs []schema.DLQMessage) error
+	InsertHealthChecks(ctx context.Context, checks []store.HealthCheck) error
 }
 
 // Metrics counts what the sink stored.
@@ -72,6 +75,7 @@ func (s *Sink) Handle(ctx context.Context, msgs []kafka.Message) error {
 	var evs []schema.DriftEvent
 	var snaps []schema.SnapshotSummary
 	var dlq []schema.DLQMessage
+	var checks []store.HealthCheck
 	bad := func(m kafka.Message, err error) {
 		dlq = append(dlq, schema.NewDLQ("history", fmt.Sprintf("%s/%d@%d", m.Topic, m.Partition, m.Offset), schema.ReasonBadMessage, err.Error(), string(m.Key), m.Value, time.Now()))
 	}
@@ -110,6 +114,16 @@ func (s *Sink) Handle(ctx context.Context, msgs []kafka.Message) error {
 				continue
 			}
 			snaps = append(snaps, sn)
+		case schema.TopicHealthChecks:
+			var c probe.Check
+			if err := json.Unmarshal(m.Value, &c); err != nil || c.ID == "" || c.Server == "" {
+				if err == nil {
+					err = fmt.Errorf("health check without an id or server")
+				}
+				bad(m, err)
+				continue
+			}
+			checks = append(checks, HealthRow(&c, m.Value))
 		case schema.TopicDLQ:
 			var d schema.DLQMessage
 			if err := json.Unmarshal(m.Value, &d); err != nil || d.ID == "" {
@@ -137,6 +151,11 @@ func (s *Sink) Handle(ctx context.Context, msgs []kafka.Message) error {
 			return fmt.Errorf("storing snapshots: %w", err)
 		}
 	}
+	if len(checks) > 0 {
+		if err := s.W.InsertHealthChecks(ctx, checks); err != nil {
+			return fmt.Errorf("storing health checks: %w", err)
+		}
+	}
 	if len(dlq) > 0 {
 		if err := s.W.InsertDLQ(ctx, dlq); err != nil {
 			return fmt.Errorf("storing dead letters: %w", err)
@@ -147,6 +166,7 @@ func (s *Sink) Handle(ctx context.Context, msgs []kafka.Message) error {
 		s.Metrics.Rows.WithLabelValues("drift_events").Add(float64(len(evs)))
 		s.Metrics.Rows.WithLabelValues("snapshots").Add(float64(len(snaps)))
 		s.Metrics.Rows.WithLabelValues("dlq").Add(float64(len(dlq)))
+		s.Metrics.Rows.WithLabelValues("health_checks").Add(float64(len(checks)))
 		for _, d := range dlq {
 			s.Metrics.DLQ.WithLabelValues(d.Reason).Inc()
 		}
@@ -158,4 +178,16 @@ func (s *Sink) Handle(ctx context.Context, msgs []kafka.Message) error {
 // Run consumes the sink's topics until ctx ends.
 func (s *Sink) Run(ctx context.Context, brokers []string) error {
 	return bus.Consume(ctx, bus.ConsumeConfig{Brokers: brokers, Group: Group, Topics: Topics, MaxBatch: 2000, MaxWait: 100 * time.Millisecond, Log: s.Log}, s.Handle)
+}
+
+// HealthRow is the health_checks row of a check; raw is the check as JSON.
+func HealthRow(c *probe.Check, raw []byte) store.HealthCheck {
+	if raw == nil {
+		raw, _ = json.Marshal(c)
+	}
+	return store.HealthCheck{
+		ID: c.ID, Server: c.Server, RemoteURL: c.RemoteURL, ObservedAt: c.ObservedAt.UTC(), Transport: c.Transport,
+		Outcome: string(c.Outcome), ErrorClass: string(c.ErrorClass), HTTPStatus: c.HTTPStatus, LatencyMS: c.InitializeLatencyMS,
+		AuthKind: string(c.AuthKind), ProtocolVersion: c.ProtocolVersion, ToolCount: len(c.Tools), ToolsListed: c.ToolsListed, Check: string(raw),
+	}
 }

@@ -2,9 +2,10 @@
 // ClickHouse over the native protocol (github.com/ClickHouse/clickhouse-go/v2),
 // selected with --clickhouse-dsn.
 //
-// In: batches of registry records, drift events, snapshot summaries and dead
-// letters from the sink processor. Out: the API's reads and analysts'
-// read-only SQL (Query, run with readonly=1). The DDL lives in
+// In: batches of registry records, drift events, snapshot summaries, dead
+// letters and health checks from the sink processor. Out: the API's reads and
+// analysts' read-only SQL (Query, run with readonly=1, over the tables and
+// the views of migrations/0003_analyst_views.sql). The DDL lives in
 // migrations/*.sql, embedded, applied in order and recorded in
 // schema_migrations.
 //
@@ -39,6 +40,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	ch "github.com/ClickHouse/clickhouse-go/v2"
@@ -380,6 +382,116 @@ func (s *Store) InsertDLQ(ctx context.Context, msgs []schema.DLQMessage) error {
 	return nil
 }
 
+const healthCols = "id, server, remote_url, observed_at_ms, transport, outcome, error_class, http_status, " +
+	"latency_ms, auth_kind, protocol_version, tool_count, tools_listed, check_json"
+
+// writeSeq hands out _ver values for health_checks: the writer's clock in
+// nanoseconds, strictly increasing within the process, so the last write of
+// a key wins even when two writes fall in the same clock tick.
+var writeSeq struct {
+	sync.Mutex
+	last uint64
+}
+
+func nextVer() uint64 {
+	writeSeq.Lock()
+	defer writeSeq.Unlock()
+	v := uint64(time.Now().UnixNano())
+	if v <= writeSeq.last {
+		v = writeSeq.last + 1
+	}
+	writeSeq.last = v
+	return v
+}
+
+// InsertHealthChecks stores probe results; the last write of an id wins
+// (ReplacingMergeTree(_ver), and reads take the greatest _ver per id).
+func (s *Store) InsertHealthChecks(ctx context.Context, checks []store.HealthCheck) error {
+	checks = store.LastByID(checks, func(c store.HealthCheck) string { return c.ID })
+	if len(checks) == 0 {
+		return nil
+	}
+	ver := nextVer() // one batch, one write: every row gets the same _ver
+	err := s.send(ctx, "INSERT INTO health_checks ("+healthCols+", _ver)", len(checks), func(b driver.Batch) error {
+		for _, c := range checks {
+			if err := b.Append(c.ID, c.Server, c.RemoteURL, ms(c.ObservedAt), c.Transport, c.Outcome, c.ErrorClass,
+				int32(c.HTTPStatus), c.LatencyMS, c.AuthKind, c.ProtocolVersion, int32(c.ToolCount), b8(c.ToolsListed),
+				c.Check, ver); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return fmt.Errorf("clickhouse: insert health_checks: %w", err)
+	}
+	return nil
+}
+
+func scanHealth(rows driver.Rows) ([]store.HealthCheck, error) {
+	defer rows.Close()
+	out := []store.HealthCheck{} // empty, not nil, when nothing matches
+	for rows.Next() {
+		var c store.HealthCheck
+		var obs int64
+		var status, tools int32
+		var listed uint8
+		if err := rows.Scan(&c.ID, &c.Server, &c.RemoteURL, &obs, &c.Transport, &c.Outcome, &c.ErrorClass,
+			&status, &c.LatencyMS, &c.AuthKind, &c.ProtocolVersion, &tools, &listed, &c.Check); err != nil {
+			return nil, err
+		}
+		c.ObservedAt, c.HTTPStatus, c.ToolCount, c.ToolsListed = fromMS(obs), int(status), int(tools), listed != 0
+		out = append(out, c)
+	}
+	return out, rows.Err()
+}
+
+// serverHealth is the deduplicated health history of one server: FINAL
+// collapses rewrites of the same key, LIMIT 1 BY id keeps the last write
+// (greatest _ver) of an id whose remote_url or observed_at changed.
+const serverHealth = `(SELECT ` + healthCols + ` FROM health_checks FINAL WHERE server = ?
+	ORDER BY _ver DESC LIMIT 1 BY id)`
+
+// HealthChecks returns a server's checks newest first (ties: id descending).
+func (s *Store) HealthChecks(ctx context.Context, q store.HealthQuery) ([]store.HealthCheck, error) {
+	if q.Server == "" {
+		return nil, fmt.Errorf("clickhouse: health checks: %w", store.ErrServerRequired)
+	}
+	since := int64(math.MinInt64)
+	if !q.Since.IsZero() {
+		since = ms(q.Since)
+	}
+	rows, err := s.conn.Query(readCtx(ctx), `SELECT `+healthCols+` FROM `+serverHealth+`
+		WHERE observed_at_ms >= ? ORDER BY observed_at_ms DESC, id DESC LIMIT ?`,
+		q.Server, since, store.ClampLimit(q.Limit, store.MaxEventLimit))
+	if err != nil {
+		return nil, fmt.Errorf("clickhouse: health checks of %q: %w", q.Server, err)
+	}
+	out, err := scanHealth(rows)
+	if err != nil {
+		return nil, fmt.Errorf("clickhouse: health checks of %q: %w", q.Server, err)
+	}
+	return out, nil
+}
+
+// LatestHealth returns, per remote URL of a server, the check with the
+// greatest (observed_at, id), ordered by remote URL.
+func (s *Store) LatestHealth(ctx context.Context, server string) ([]store.HealthCheck, error) {
+	if server == "" {
+		return nil, fmt.Errorf("clickhouse: latest health: %w", store.ErrServerRequired)
+	}
+	rows, err := s.conn.Query(readCtx(ctx), `SELECT `+healthCols+` FROM `+serverHealth+`
+		ORDER BY remote_url, observed_at_ms DESC, id DESC LIMIT 1 BY remote_url`, server)
+	if err != nil {
+		return nil, fmt.Errorf("clickhouse: latest health of %q: %w", server, err)
+	}
+	out, err := scanHealth(rows)
+	if err != nil {
+		return nil, fmt.Errorf("clickhouse: latest health of %q: %w", server, err)
+	}
+	return out, nil
+}
+
 // readCtx is the context of reads over FINAL: filters must apply after the
 // replacing merge, so they may not be moved to PREWHERE (which 18.16 does by
 // default and which would filter superseded row versions first).
@@ -568,15 +680,18 @@ func (s *Store) DLQ(ctx context.Context, limit int) ([]schema.DLQMessage, error)
 }
 
 // Tables are the logical tables Counts reports.
-var Tables = []string{"registry_records", "servers_latest", "drift_events", "snapshots", "dlq"}
+var Tables = []string{"registry_records", "servers_latest", "drift_events", "snapshots", "dlq", "health_checks"}
 
 // Counts returns row counts per logical table, as reads see them.
 func (s *Store) Counts(ctx context.Context) (map[string]int64, error) {
 	out := make(map[string]int64, len(Tables))
 	for _, t := range Tables {
 		q := `SELECT toInt64(count()) FROM ` + t + ` FINAL`
-		if t == "servers_latest" {
+		switch t {
+		case "servers_latest":
 			q = `SELECT toInt64(uniqExact(name)) FROM servers_latest`
+		case "health_checks":
+			q = `SELECT toInt64(uniqExact(id)) FROM health_checks FINAL` // one row per id, as reads see it (see serverHealth)
 		}
 		var n int64
 		if err := s.conn.QueryRow(readCtx(ctx), q).Scan(&n); err != nil {

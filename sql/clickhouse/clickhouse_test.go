@@ -54,6 +54,21 @@ func TestIntegrationClickHouse(t *testing.T) {
 		return s
 	}
 	storetest.Run(t, open)
+	storetest.RunTrust(t, open)
+	storetest.RunIncidents(t, open)
+
+	// Health history survives a restart: the same database, a new Store.
+	t.Run("Restart", func(t *testing.T) {
+		dsn, db := testDSN(t, base)
+		t.Cleanup(func() { dropDatabase(t, base, db) })
+		storetest.RunRestart(t, func(t *testing.T) store.Store {
+			s, err := Open(context.Background(), dsn, zaptest.NewLogger(t))
+			if err != nil {
+				t.Fatalf("Open(%s): %v", dsn, err)
+			}
+			return s
+		})
+	})
 
 	// The engine-level guard of Query: every analyst query runs with readonly=1.
 	t.Run("QueryReadonlySetting", func(t *testing.T) {

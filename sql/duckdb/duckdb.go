@@ -1,10 +1,11 @@
 // Package duckdb is the embedded store: the store.Store contract on a DuckDB
 // file under ./data (github.com/duckdb/duckdb-go/v2), used by `forum run`.
 //
-// In: batches of registry records, drift events, snapshot summaries and dead
-// letters from the sink processor. Out: the API's reads (latest view, version
-// history, events, snapshots, DLQ, counts) and analysts' read-only SQL
-// (Query). The DDL lives in migrations/*.sql, embedded and applied in order,
+// In: batches of registry records, drift events, snapshot summaries, dead
+// letters and health checks from the sink processor. Out: the API's reads
+// (latest view, version history, events, snapshots, DLQ, health history,
+// counts) and analysts' read-only SQL (Query, over the tables and the views
+// of migrations/0003_analyst_views.sql). The DDL lives in migrations/*.sql, embedded and applied in order,
 // each recorded in schema_migrations.
 //
 // Idempotency is done by primary keys and INSERT … ON CONFLICT DO UPDATE with
@@ -392,6 +393,86 @@ func (s *Store) InsertDLQ(ctx context.Context, msgs []schema.DLQMessage) error {
 	return nil
 }
 
+var healthCols = []string{"id", "server", "remote_url", "observed_at", "transport", "outcome", "error_class",
+	"http_status", "latency_ms", "auth_kind", "protocol_version", "tool_count", "tools_listed", "check_json"}
+
+// InsertHealthChecks stores probe results; the last write of an id wins.
+func (s *Store) InsertHealthChecks(ctx context.Context, checks []store.HealthCheck) error {
+	if len(checks) == 0 {
+		return nil
+	}
+	checks = store.LastByID(checks, func(c store.HealthCheck) string { return c.ID })
+	rows := mapArgs(checks, func(c store.HealthCheck) []any {
+		return []any{c.ID, c.Server, c.RemoteURL, store.Millis(c.ObservedAt), c.Transport, c.Outcome, c.ErrorClass,
+			int32(c.HTTPStatus), c.LatencyMS, c.AuthKind, c.ProtocolVersion, int32(c.ToolCount), c.ToolsListed, c.Check}
+	})
+	err := s.write(ctx, batch{"health_checks", healthCols, rows, idConflict("health_checks", healthCols)})
+	if err != nil {
+		return fmt.Errorf("duckdb: insert health checks: %w", err)
+	}
+	return nil
+}
+
+func scanHealth(rows *sql.Rows) ([]store.HealthCheck, error) {
+	defer rows.Close()
+	out := []store.HealthCheck{} // empty, not nil, when nothing matches
+	for rows.Next() {
+		var c store.HealthCheck
+		var status, tools int32
+		if err := rows.Scan(&c.ID, &c.Server, &c.RemoteURL, &c.ObservedAt, &c.Transport, &c.Outcome, &c.ErrorClass,
+			&status, &c.LatencyMS, &c.AuthKind, &c.ProtocolVersion, &tools, &c.ToolsListed, &c.Check); err != nil {
+			return nil, err
+		}
+		c.ObservedAt, c.HTTPStatus, c.ToolCount = c.ObservedAt.UTC(), int(status), int(tools)
+		out = append(out, c)
+	}
+	return out, rows.Err()
+}
+
+var healthSelect = strings.Join(healthCols, ", ")
+
+// HealthChecks returns a server's checks newest first (ties: id descending).
+func (s *Store) HealthChecks(ctx context.Context, q store.HealthQuery) ([]store.HealthCheck, error) {
+	if q.Server == "" {
+		return nil, fmt.Errorf("duckdb: health checks: %w", store.ErrServerRequired)
+	}
+	var since any // NULL: no lower bound
+	if !q.Since.IsZero() {
+		since = store.Millis(q.Since)
+	}
+	rows, err := s.db.QueryContext(ctx, `SELECT `+healthSelect+` FROM health_checks
+		WHERE server = ? AND (?::TIMESTAMP IS NULL OR observed_at >= ?::TIMESTAMP)
+		ORDER BY observed_at DESC, id DESC LIMIT ?`,
+		q.Server, since, since, store.ClampLimit(q.Limit, store.MaxEventLimit))
+	if err != nil {
+		return nil, fmt.Errorf("duckdb: health checks of %q: %w", q.Server, err)
+	}
+	out, err := scanHealth(rows)
+	if err != nil {
+		return nil, fmt.Errorf("duckdb: health checks of %q: %w", q.Server, err)
+	}
+	return out, nil
+}
+
+// LatestHealth returns, per remote URL of a server, the check with the
+// greatest (observed_at, id), ordered by remote URL.
+func (s *Store) LatestHealth(ctx context.Context, server string) ([]store.HealthCheck, error) {
+	if server == "" {
+		return nil, fmt.Errorf("duckdb: latest health: %w", store.ErrServerRequired)
+	}
+	rows, err := s.db.QueryContext(ctx, `SELECT `+healthSelect+` FROM health_checks WHERE server = ?
+		QUALIFY row_number() OVER (PARTITION BY remote_url ORDER BY observed_at DESC, id DESC) = 1
+		ORDER BY remote_url`, server)
+	if err != nil {
+		return nil, fmt.Errorf("duckdb: latest health of %q: %w", server, err)
+	}
+	out, err := scanHealth(rows)
+	if err != nil {
+		return nil, fmt.Errorf("duckdb: latest health of %q: %w", server, err)
+	}
+	return out, nil
+}
+
 var recordSelect = strings.Join(recordCols, ", ")
 
 func scanRecords(rows *sql.Rows) ([]store.Record, error) {
@@ -567,7 +648,7 @@ func (s *Store) DLQ(ctx context.Context, limit int) ([]schema.DLQMessage, error)
 }
 
 // Tables are the logical tables Counts reports.
-var Tables = []string{"registry_records", "servers_latest", "drift_events", "snapshots", "dlq"}
+var Tables = []string{"registry_records", "servers_latest", "drift_events", "snapshots", "dlq", "health_checks"}
 
 // Counts returns row counts per logical table.
 func (s *Store) Counts(ctx context.Context) (map[string]int64, error) {

@@ -27,6 +27,10 @@ import (
 // ErrNotFound is returned by single-row reads when nothing matches.
 var ErrNotFound = errors.New("not found")
 
+// ErrServerRequired is returned by HealthChecks and LatestHealth when no
+// server is named (both read one server's history).
+var ErrServerRequired = errors.New("a server name is required")
+
 // Store is the storage used by the sink processor and the API.
 type Store interface {
 	// Migrate creates or upgrades the tables. Safe to call on every start.
@@ -63,6 +67,46 @@ type Store interface {
 	DLQ(ctx context.Context, limit int) ([]schema.DLQMessage, error)
 	// Counts returns row counts per logical table (for /metrics, tests, the CLI).
 	Counts(ctx context.Context) (map[string]int64, error)
+
+	// InsertHealthChecks stores probe results, keyed by ID (last write wins).
+	// IDs are probe.CheckID(server, url, observed_at); ClickHouse keys rows
+	// by (server, remote_url, observed_at, id), so an ID rewritten under
+	// another server is not supported there (within a server it is).
+	InsertHealthChecks(ctx context.Context, checks []HealthCheck) error
+	// HealthChecks returns a server's checks, newest first (ties: ID
+	// descending), filtered by q; an empty slice when none match, and
+	// ErrServerRequired when q.Server is "".
+	HealthChecks(ctx context.Context, q HealthQuery) ([]HealthCheck, error)
+	// LatestHealth returns the newest check of every remote of a server
+	// (one row per remote URL: the greatest (ObservedAt, ID), ordered by
+	// remote URL), or an empty slice; ErrServerRequired when server is "".
+	LatestHealth(ctx context.Context, server string) ([]HealthCheck, error)
+}
+
+// HealthCheck is one row of health_checks: the columns analysts query, plus
+// the whole check as JSON (ingest/probe.Check) for the API and the scorers.
+type HealthCheck struct {
+	ID              string
+	Server          string
+	RemoteURL       string
+	ObservedAt      time.Time
+	Transport       string  // the transport used
+	Outcome         string  // ok|auth_required|handshake_failed|unreachable|not_checked
+	ErrorClass      string  // "" when none
+	HTTPStatus      int     // 0 when no HTTP answer
+	LatencyMS       float64 // initialize latency, 0 when never answered
+	AuthKind        string  // none|oauth|static|unknown
+	ProtocolVersion string
+	ToolCount       int
+	ToolsListed     bool
+	Check           string // the whole check as JSON
+}
+
+// HealthQuery filters HealthChecks.
+type HealthQuery struct {
+	Server string    // required
+	Since  time.Time // zero for all; inclusive
+	Limit  int       // 1..MaxEventLimit
 }
 
 // Record is one stored registry observation.

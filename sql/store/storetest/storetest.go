@@ -6,7 +6,9 @@
 // In: a function that opens a fresh, empty store. Out: subtests over every
 // method of store.Store (and store.Querier when implemented): round trips,
 // idempotency, the winner rules (earliest observation per record, latest view
-// tie-breaking, last write per id), paging and filters, counts, ErrNotFound.
+// tie-breaking, last write per id), paging and filters, counts, ErrNotFound,
+// and the health history (HealthChecks, LatestHealth). RunRestart checks
+// that what was written survives closing and reopening the store.
 //
 // A store may implement Optimize(ctx) error (ClickHouse: OPTIMIZE … FINAL);
 // the suite then checks that reads are the same before and after it.
@@ -53,6 +55,12 @@ func Run(t *testing.T, open func(t *testing.T) store.Store) {
 		{"Counts", testCounts},
 		{"Times", testTimes},
 		{"Query", testQuery},
+		{"HealthRoundTrip", testHealthRoundTrip},
+		{"HealthTimes", testHealthTimes},
+		{"HealthIdempotent", testHealthIdempotent},
+		{"HealthLastWriteWins", testHealthLastWriteWins},
+		{"HealthChecksQuery", testHealthChecksQuery},
+		{"LatestHealth", testLatestHealth},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -219,7 +227,7 @@ func optimize(t *testing.T, s store.Store) {
 	equal(t, "reads after Optimize", readAll(t, s), before)
 }
 
-var allTables = []string{"registry_records", "servers_latest", "drift_events", "snapshots", "dlq"}
+var allTables = []string{"registry_records", "servers_latest", "drift_events", "snapshots", "dlq", "health_checks"}
 
 func zeroCounts() map[string]int64 {
 	m := map[string]int64{}
@@ -317,7 +325,7 @@ func testIdempotent(t *testing.T, s store.Store) {
 	write()
 	once := readAll(t, s)
 	equal(t, "counts after one write", once.Counts, map[string]int64{
-		"registry_records": 3, "servers_latest": 2, "drift_events": 2, "snapshots": 1, "dlq": 1})
+		"registry_records": 3, "servers_latest": 2, "drift_events": 2, "snapshots": 1, "dlq": 1, "health_checks": 0})
 	write()
 	equal(t, "reads after a second identical write", readAll(t, s), once)
 	// The same rows twice within one batch.
@@ -759,7 +767,13 @@ func testCounts(t *testing.T, s store.Store) {
 	must(t, "InsertEvents", s.InsertEvents(ctx(t), []schema.DriftEvent{ev("e1", "a/1", schema.KindNewServer, at(0)), ev("e2", "a/1", schema.KindVersionAdded, at(time.Hour))}))
 	must(t, "InsertSnapshots", s.InsertSnapshots(ctx(t), []schema.SnapshotSummary{snap("s1", at(0)), snap("s2", at(time.Hour)), snap("s3", at(2*time.Hour))}))
 	must(t, "InsertDLQ", s.InsertDLQ(ctx(t), []schema.DLQMessage{dlqMsg("d1", at(0))}))
-	want := map[string]int64{"registry_records": 4, "servers_latest": 2, "drift_events": 2, "snapshots": 3, "dlq": 1}
+	insertHealth(t, s,
+		hc("h1", "a/1", "https://a.example/1", at(0), "ok"),
+		hc("h2", "a/1", "https://a.example/2", at(0), "ok"),
+		hc("h3", "b/3", "https://b.example/", at(time.Hour), "unreachable"),
+		hc("h1", "a/1", "https://a.example/1", at(0), "unreachable"), // same id: one row
+	)
+	want := map[string]int64{"registry_records": 4, "servers_latest": 2, "drift_events": 2, "snapshots": 3, "dlq": 1, "health_checks": 3}
 	equal(t, "Counts", counts(t, s), want)
 	optimize(t, s)
 	equal(t, "Counts after optimize", counts(t, s), want)

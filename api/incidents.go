@@ -1,0 +1,284 @@
+package api
+
+import (
+	"context"
+	"crypto/subtle"
+	"errors"
+	"net/http"
+	"strings"
+	"time"
+
+	"github.com/danielgtaylor/huma/v2"
+	"go.uber.org/zap"
+
+	"github.com/forum-mcp/forum/processors/incidents"
+	"github.com/forum-mcp/forum/processors/ownerburst"
+	"github.com/forum-mcp/forum/sql/store"
+)
+
+// IncidentOptions configure the incident routes (SPEC §1.5): the admin
+// intake and the public history.
+type IncidentOptions struct {
+	// Tokens maps each accepted bearer token to its label, the "who" of the
+	// audit log. Empty: the admin routes answer 503 (intake disabled).
+	Tokens map[string]string
+	// Lookup answers validation (server in the latest view, known incident).
+	Lookup incidents.Lookup
+	// Publish puts an accepted action on the incidents topic. Nil: the
+	// admin routes answer 503 (no bus in this process).
+	Publish func(ctx context.Context, m incidents.Msg) error
+	// Store serves the history (incidents and their audit log).
+	Store store.IncidentStore
+	// Now is the intake clock (rejects future dates, stamps the audit).
+	Now func() time.Time
+	Log *zap.Logger
+}
+
+// ParseAdminTokens reads FORUM_ADMIN_TOKEN's format: comma-separated
+// "label:token" pairs, or a bare token (label "admin").
+func ParseAdminTokens(s string) map[string]string {
+	out := map[string]string{}
+	for _, part := range strings.Split(s, ",") {
+		part = strings.TrimSpace(part)
+		if part == "" {
+			continue
+		}
+		label, tok, ok := strings.Cut(part, ":")
+		if !ok {
+			label, tok = "admin", part
+		}
+		if tok = strings.TrimSpace(tok); tok != "" {
+			out[tok] = strings.TrimSpace(label)
+		}
+	}
+	return out
+}
+
+// Authorization is a field of each admin input (not an embedded struct:
+// Huma binds parameters declared on the input struct itself).
+type incidentInsertInput struct {
+	Authorization string `header:"Authorization" doc:"Bearer <admin token> (FORUM_ADMIN_TOKEN)."`
+	Body          incidents.Input
+}
+
+type incidentRetractInput struct {
+	Authorization string `header:"Authorization" doc:"Bearer <admin token> (FORUM_ADMIN_TOKEN)."`
+	ID            string `path:"id" minLength:"1" maxLength:"200" doc:"Incident id."`
+	Body          struct {
+		Reason string `json:"reason" doc:"Why it is retracted (kept in the audit log)."`
+	}
+}
+
+type incidentActionOutput struct {
+	Body struct {
+		Incident incidents.Record `json:"incident"`
+		Audit    incidents.Audit  `json:"audit"`
+		Note     string           `json:"note"`
+	}
+}
+
+// IncidentHistory is one incident of a server with its audit trail.
+type IncidentHistory struct {
+	incidents.Record
+	Audit []IncidentAuditEntry `json:"audit"`
+}
+
+// IncidentAuditEntry is one audit-log row.
+type IncidentAuditEntry struct {
+	ID     string    `json:"id"`
+	Action string    `json:"action"`
+	Who    string    `json:"who"`
+	Reason string    `json:"reason"`
+	At     time.Time `json:"at"`
+}
+
+type incidentHistoryOutput struct {
+	Body struct {
+		Server    string            `json:"server"`
+		Incidents []IncidentHistory `json:"incidents"`
+	}
+}
+
+// IncidentRoutes returns the incident operations for Options.Routes:
+// POST /v1/admin/incidents, POST /v1/admin/incidents/{id}/retract (bearer
+// token; every call audited with who and why) and
+// GET /v1/servers/{name}/incidents (history, retracted ones included).
+//
+// An accepted action is published on the incidents topic and answered 202:
+// the incidents processor stores it, so it shows in the history a moment
+// later. Rejected input is answered 4xx with a reason code and nothing is
+// published.
+func IncidentRoutes(o IncidentOptions) func(huma.API) {
+	if o.Now == nil {
+		o.Now = time.Now
+	}
+	if o.Log == nil {
+		o.Log = zap.NewNop()
+	}
+	return func(api huma.API) {
+		huma.Register(api, huma.Operation{OperationID: "insert-incident", Method: http.MethodPost, Path: "/v1/admin/incidents",
+			Summary: "Enter an incident (admin)", DefaultStatus: http.StatusAccepted, Tags: []string{"incidents", "admin"},
+			Description: "Validates a curated incident (server in the registry's latest view, date not in the future, source URI, known class, severity and status, a reason) and publishes it with its audit entry. Nothing is written when anything is wrong."},
+			func(ctx context.Context, in *incidentInsertInput) (*incidentActionOutput, error) {
+				who, err := o.authorize(in.Authorization)
+				if err != nil {
+					return nil, err
+				}
+				m, err := incidents.ValidateInsert(ctx, in.Body, who, o.Now(), o.Lookup)
+				if err != nil {
+					return nil, o.reject(err)
+				}
+				return o.publish(ctx, m)
+			})
+		huma.Register(api, huma.Operation{OperationID: "retract-incident", Method: http.MethodPost, Path: "/v1/admin/incidents/{id}/retract",
+			Summary: "Retract an incident (admin)", DefaultStatus: http.StatusAccepted, Tags: []string{"incidents", "admin"},
+			Description: "Marks an incident retracted: it then counts 0 but stays in the history and the evidence. A reason is required."},
+			func(ctx context.Context, in *incidentRetractInput) (*incidentActionOutput, error) {
+				who, err := o.authorize(in.Authorization)
+				if err != nil {
+					return nil, err
+				}
+				m, err := incidents.ValidateRetract(ctx, in.ID, in.Body.Reason, who, o.Now(), o.Lookup)
+				if err != nil {
+					return nil, o.reject(err)
+				}
+				return o.publish(ctx, m)
+			})
+		huma.Register(api, huma.Operation{OperationID: "server-incidents", Method: http.MethodGet, Path: "/v1/servers/{name}/incidents",
+			Summary: "Incident history of a server", Tags: []string{"incidents"},
+			Description: "Every curated incident of the server, retracted ones included, oldest first, each with its audit trail (who entered or retracted it, and why)."},
+			func(ctx context.Context, in *nameInput) (*incidentHistoryOutput, error) {
+				if o.Store == nil {
+					return nil, huma.Error503ServiceUnavailable("incident history is not available in this process (no incident store)")
+				}
+				rows, err := o.Store.Incidents(ctx, in.Name)
+				if err != nil {
+					o.Log.Error("incident history", zap.Error(err))
+					return nil, huma.Error500InternalServerError("incident history failed")
+				}
+				aud, err := o.Store.IncidentAuditLog(ctx, store.AuditQuery{Server: in.Name, Limit: store.MaxEventLimit})
+				if err != nil {
+					o.Log.Error("incident audit", zap.Error(err))
+					return nil, huma.Error500InternalServerError("incident audit failed")
+				}
+				byInc := map[string][]IncidentAuditEntry{}
+				for _, a := range aud {
+					byInc[a.IncidentID] = append(byInc[a.IncidentID], IncidentAuditEntry{ID: a.ID, Action: a.Action, Who: a.Who, Reason: a.Reason, At: a.At})
+				}
+				out := &incidentHistoryOutput{}
+				out.Body.Server = in.Name
+				out.Body.Incidents = []IncidentHistory{}
+				for _, r := range rows {
+					h := IncidentHistory{Record: incidents.FromRow(r), Audit: byInc[r.ID]}
+					if h.Audit == nil {
+						h.Audit = []IncidentAuditEntry{}
+					}
+					out.Body.Incidents = append(out.Body.Incidents, h)
+				}
+				return out, nil
+			})
+	}
+}
+
+// authorize checks the bearer token and returns its label.
+func (o IncidentOptions) authorize(header string) (string, error) {
+	if len(o.Tokens) == 0 {
+		return "", huma.Error503ServiceUnavailable("incident intake is disabled: no admin token is configured (set FORUM_ADMIN_TOKEN to label:token pairs and restart)")
+	}
+	tok, ok := strings.CutPrefix(header, "Bearer ")
+	if !ok || tok == "" {
+		return "", huma.Error401Unauthorized("an admin bearer token is required (Authorization: Bearer <token>)")
+	}
+	// Compare against every token in constant time, so timing says nothing
+	// about which prefix matched.
+	who := ""
+	for t, label := range o.Tokens {
+		if subtle.ConstantTimeCompare([]byte(t), []byte(tok)) == 1 {
+			who = label
+		}
+	}
+	if who == "" {
+		return "", huma.Error401Unauthorized("the admin token is not valid")
+	}
+	return who, nil
+}
+
+// reject maps a validation error to its status: 404 for an unknown
+// incident, 409 for a conflict with stored state, 422 for bad input.
+func (o IncidentOptions) reject(err error) error {
+	var ie *incidents.InvalidError
+	if !errors.As(err, &ie) {
+		o.Log.Error("incident validation", zap.Error(err))
+		return huma.Error500InternalServerError("incident validation failed")
+	}
+	detail := &huma.ErrorDetail{Location: "body." + ie.Field, Message: ie.Reason + ": " + ie.Detail}
+	switch {
+	case ie.NotFound():
+		detail.Location = "path.id"
+		return huma.Error404NotFound(ie.Error(), detail)
+	case ie.Conflict():
+		return huma.Error409Conflict(ie.Error(), detail)
+	}
+	return huma.Error422UnprocessableEntity(ie.Error(), detail)
+}
+
+func (o IncidentOptions) publish(ctx context.Context, m incidents.Msg) (*incidentActionOutput, error) {
+	if o.Publish == nil {
+		return nil, huma.Error503ServiceUnavailable("incident intake is not available in this process (no bus); use 'forum run' or 'forum process'")
+	}
+	if err := o.Publish(ctx, m); err != nil {
+		o.Log.Error("publishing incident", zap.Error(err))
+		return nil, huma.Error503ServiceUnavailable("the incident could not be published on the bus; nothing was recorded, retry later")
+	}
+	o.Log.Info("incident action accepted", zap.String("action", m.Audit.Action), zap.String("id", m.Incident.ID),
+		zap.String("server", m.Incident.Server), zap.String("who", m.Audit.Who))
+	out := &incidentActionOutput{}
+	out.Body.Incident, out.Body.Audit = m.Incident, m.Audit
+	out.Body.Note = "accepted: published on the incidents topic; the history shows it once the incidents processor has stored it"
+	return out, nil
+}
+
+// BurstOptions configure the owner-burst route.
+type BurstOptions struct {
+	// Flagged returns the namespaces flagged at an instant (ownerburst.State.Flagged).
+	Flagged func(now time.Time) []ownerburst.NamespaceBurst
+	// Watermark is the detector's event time, the default instant.
+	Watermark func() time.Time
+}
+
+type burstsInput struct {
+	At time.Time `query:"at" doc:"Evaluate at this instant (RFC 3339); default: the detector's latest event time (event time, not the wall clock)."`
+}
+
+type burstsOutput struct {
+	Body struct {
+		At         time.Time                   `json:"at"`
+		Namespaces []ownerburst.NamespaceBurst `json:"namespaces"`
+	}
+}
+
+// BurstRoutes returns GET /v1/owner-bursts: the namespaces the owner-burst
+// detector flags (SPEC §4 Owner burst; evidence only, no score impact).
+func BurstRoutes(o BurstOptions) func(huma.API) {
+	return func(api huma.API) {
+		huma.Register(api, huma.Operation{OperationID: "owner-bursts", Method: http.MethodGet, Path: "/v1/owner-bursts",
+			Summary: "Namespaces flagged by the owner-burst detector", Tags: []string{"trust"},
+			Description: "Per namespace, new_server events in each of the 7 24-hour windows ending at `at`: recurring_burst when >= 10 in >= 2 windows, first_window_burst when >= 20 in the current one. Evidence only; it never changes a score."},
+			func(ctx context.Context, in *burstsInput) (*burstsOutput, error) {
+				if o.Flagged == nil {
+					return nil, huma.Error503ServiceUnavailable("the owner-burst detector is not running in this process")
+				}
+				at := in.At
+				if at.IsZero() && o.Watermark != nil {
+					at = o.Watermark()
+				}
+				out := &burstsOutput{}
+				out.Body.At = at.UTC()
+				out.Body.Namespaces = o.Flagged(at)
+				if out.Body.Namespaces == nil {
+					out.Body.Namespaces = []ownerburst.NamespaceBurst{}
+				}
+				return out, nil
+			})
+	}
+}

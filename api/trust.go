@@ -1,0 +1,394 @@
+package api
+
+import (
+	"context"
+	"crypto/ed25519"
+	"encoding/base64"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"net/http"
+	"time"
+
+	"github.com/danielgtaylor/huma/v2"
+	"go.uber.org/zap"
+
+	"github.com/forum-mcp/forum/processors/method"
+	"github.com/forum-mcp/forum/processors/publish"
+	"github.com/forum-mcp/forum/processors/scorer"
+	"github.com/forum-mcp/forum/processors/toolfinder"
+	"github.com/forum-mcp/forum/processors/trust"
+	"github.com/forum-mcp/forum/schema"
+	"github.com/forum-mcp/forum/sql/store"
+)
+
+// TrustReader is what the trust routes read from the store.
+type TrustReader interface {
+	Publications(ctx context.Context, limit int) ([]store.Publication, error)
+	GetPublication(ctx context.Context, id string) (store.Publication, error)
+	PublicationRecords(ctx context.Context, id string) ([]store.TrustRecord, error)
+	LatestTrustRecord(ctx context.Context, server string) (store.TrustRecord, error)
+	HealthCheckByID(ctx context.Context, id string) (store.HealthCheck, error)
+	EventByID(ctx context.Context, id string) (schema.DriftEvent, error)
+}
+
+// TrustOptions configure TrustRoutes. Every field may be zero: the routes are
+// still registered (so the OpenAPI document is complete) and the ones that
+// need a store answer 503.
+type TrustOptions struct {
+	Store     TrustReader
+	PublicKey ed25519.PublicKey // the publication signing key's public half
+	Now       func() time.Time  // wall clock for review holds (default time.Now)
+	// Incident resolves incident evidence ids (the incident processor's
+	// state); nil: incident ids are not resolved here.
+	Incident func(ctx context.Context, id string) (server string, at time.Time, data any, ok bool)
+	Log      *zap.Logger
+}
+
+// TrustRoutes registers the trust-record API (SPEC §5): records, inclusion
+// proofs, publications, the method, evidence resolution and the public key.
+func TrustRoutes(o TrustOptions) func(huma.API) {
+	if o.Log == nil {
+		o.Log = zap.NewNop()
+	}
+	if o.Now == nil {
+		o.Now = time.Now
+	}
+	t := &trustHandlers{o: o}
+	return t.register
+}
+
+type trustHandlers struct{ o TrustOptions }
+
+func (t *trustHandlers) internal(what string, err error) error {
+	t.o.Log.Error("api: trust read failed", zap.String("what", what), zap.Error(err))
+	return huma.Error500InternalServerError(what + " failed; see the server log")
+}
+
+func (t *trustHandlers) noStore() error {
+	return huma.Error503ServiceUnavailable("no trust store is configured in this process (run the scorer stage: forum run, replay or process)")
+}
+
+// PublicationHeader is a publication as the API serves it.
+type PublicationHeader struct {
+	PublicationID string         `json:"publication_id"`
+	MethodVersion string         `json:"method_version"`
+	WeightsSHA256 string         `json:"weights_sha256"`
+	RecordCount   int            `json:"record_count"`
+	MerkleRoot    string         `json:"merkle_root" doc:"RFC 6962 Merkle root (hex) over the records' canonical JSON, leaves sorted by server name."`
+	ComputedAt    time.Time      `json:"computed_at"`
+	Signature     string         `json:"signature" doc:"Ed25519 signature (base64) over \"forum-publication-v1\\n\" + RFC 8785 JSON of the header."`
+	KeyID         string         `json:"key_id" doc:"Hex SHA-256 of the signing public key (see /v1/keys)."`
+	SignedHeader  publish.Header `json:"signed_header" doc:"The exact header object the signature covers."`
+}
+
+func headerOf(p store.Publication) PublicationHeader {
+	return PublicationHeader{PublicationID: p.ID, MethodVersion: p.MethodVersion, WeightsSHA256: p.WeightsSHA256, RecordCount: p.RecordCount,
+		MerkleRoot: p.MerkleRoot, ComputedAt: p.ComputedAt, Signature: p.Signature, KeyID: p.KeyID,
+		SignedHeader: publish.Header{PublicationID: p.ID, MethodVersion: p.MethodVersion, WeightsSHA256: p.WeightsSHA256,
+			RecordCount: p.RecordCount, MerkleRoot: p.MerkleRoot, ComputedAt: p.ComputedAt.UTC().Format(time.RFC3339)}}
+}
+
+type trustOutput struct {
+	Body struct {
+		Server        string          `json:"server"`
+		PublicationID string          `json:"publication_id"`
+		Record        json.RawMessage `json:"record" doc:"The published record (SPEC §5) exactly as sealed: RFC 8785 canonical JSON with content_sha256."`
+		Held          bool            `json:"held" doc:"The newest record is held for popular-server review; record is the previous one until the hold ends."`
+		Pending       json.RawMessage `json:"pending,omitempty" doc:"The held record, when held."`
+	}
+}
+
+type proofInput struct {
+	Name        string `path:"name" minLength:"3" maxLength:"200" doc:"Server name, URL-encoded (io.github.owner%2Frepo)."`
+	Publication string `query:"publication" maxLength:"100" doc:"A publication id; default: the newest one holding the server."`
+}
+
+type proofOutput struct {
+	Body struct {
+		Server        string            `json:"server"`
+		PublicationID string            `json:"publication_id"`
+		LeafIndex     int               `json:"leaf_index"`
+		TreeSize      int               `json:"tree_size"`
+		LeafHash      string            `json:"leaf_hash" doc:"SHA-256(0x00 || canonical record without content_sha256), hex."`
+		AuditPath     []string          `json:"audit_path" doc:"RFC 6962 audit path, hex, leaf to root."`
+		Publication   PublicationHeader `json:"publication"`
+		Record        json.RawMessage   `json:"record"`
+	}
+}
+
+type publicationsInput struct {
+	Limit int `query:"limit" minimum:"1" maximum:"1000" default:"100"`
+}
+
+type publicationsOutput struct {
+	Body struct {
+		Publications []PublicationHeader `json:"publications"`
+	}
+}
+
+type publicationInput struct {
+	ID string `path:"id" minLength:"1" maxLength:"100" doc:"A publication id, or latest."`
+}
+
+type publicationOutput struct {
+	Body PublicationHeader
+}
+
+type methodOutput struct {
+	Body struct {
+		MethodVersion     string             `json:"method_version"`
+		WeightsFile       string             `json:"weights_file"`
+		WeightsSHA256     string             `json:"weights_sha256" doc:"SHA-256 of the weights file bytes, as every record references it."`
+		Weights           json.RawMessage    `json:"weights" doc:"The weights file, verbatim."`
+		Changelog         []method.ChangeRow `json:"changelog"`
+		ToolfinderVersion string             `json:"toolfinder_version"`
+	}
+}
+
+type evidenceInput struct {
+	ID string `path:"id" minLength:"1" maxLength:"400" doc:"An evidence id from a record, URL-encoded."`
+}
+
+type evidenceOutput struct {
+	Body struct {
+		ID         string          `json:"id"`
+		Kind       string          `json:"kind" enum:"health_check,registry_event,scan_finding,incident"`
+		Server     string          `json:"server"`
+		ObservedAt *time.Time      `json:"observed_at,omitempty"`
+		Data       json.RawMessage `json:"data" doc:"The stored observation: the whole check, the drift event, the scan finding, or the incident."`
+	}
+}
+
+// Key is a publication signing key.
+type Key struct {
+	KeyID     string `json:"key_id"`
+	Algorithm string `json:"algorithm" enum:"Ed25519"`
+	PublicKey string `json:"public_key" doc:"The raw 32-byte public key, base64."`
+	PEM       string `json:"pem" doc:"The public key as PKIX PEM (what forum verify --key reads)."`
+}
+
+type keysOutput struct {
+	Body struct {
+		Keys []Key `json:"keys"`
+	}
+}
+
+func (t *trustHandlers) register(api huma.API) {
+	huma.Register(api, huma.Operation{OperationID: "get-server-trust", Method: http.MethodGet, Path: "/v1/servers/{name}/trust", Summary: "Trust record of a server",
+		Description: "The server's record from the newest publication: FORUM trust score, band, the four sub-scores with signals and evidence, visibility, the Toolfinder score and categories.",
+		Tags:        []string{"trust"}},
+		func(ctx context.Context, in *nameInput) (*trustOutput, error) {
+			if t.o.Store == nil {
+				return nil, t.noStore()
+			}
+			rec, err := t.o.Store.LatestTrustRecord(ctx, in.Name)
+			if errors.Is(err, store.ErrNotFound) {
+				return nil, huma.Error404NotFound("no published record for " + in.Name + " (names are URL-encoded: io.github.owner%2Frepo)")
+			}
+			if err != nil {
+				return nil, t.internal("trust record", err)
+			}
+			out := &trustOutput{}
+			out.Body.Server, out.Body.PublicationID, out.Body.Record = rec.Server, rec.PublicationID, json.RawMessage(rec.Record)
+			var held struct {
+				Review *scorer.ReviewPending `json:"review_pending"`
+			}
+			if json.Unmarshal([]byte(rec.Record), &held) == nil && held.Review != nil && held.Review.Until.After(t.o.Now()) {
+				prevs, err := t.o.Store.PublicationRecords(ctx, held.Review.PreviousPublicationID)
+				if err != nil {
+					return nil, t.internal("previous record", err)
+				}
+				for _, p := range prevs {
+					if p.Server == rec.Server {
+						out.Body.Held, out.Body.Pending = true, out.Body.Record
+						out.Body.PublicationID, out.Body.Record = p.PublicationID, json.RawMessage(p.Record)
+						break
+					}
+				}
+			}
+			return out, nil
+		})
+
+	huma.Register(api, huma.Operation{OperationID: "get-server-proof", Method: http.MethodGet, Path: "/v1/servers/{name}/proof", Summary: "Inclusion proof of a server's record",
+		Description: "The RFC 6962 audit path from the record's leaf to the publication's signed Merkle root.", Tags: []string{"trust"}},
+		func(ctx context.Context, in *proofInput) (*proofOutput, error) {
+			if t.o.Store == nil {
+				return nil, t.noStore()
+			}
+			pubID := in.Publication
+			if pubID == "" {
+				rec, err := t.o.Store.LatestTrustRecord(ctx, in.Name)
+				if errors.Is(err, store.ErrNotFound) {
+					return nil, huma.Error404NotFound("no published record for " + in.Name)
+				}
+				if err != nil {
+					return nil, t.internal("trust record", err)
+				}
+				pubID = rec.PublicationID
+			}
+			row, err := t.o.Store.GetPublication(ctx, pubID)
+			if errors.Is(err, store.ErrNotFound) {
+				return nil, huma.Error404NotFound("no publication " + pubID)
+			}
+			if err != nil {
+				return nil, t.internal("publication", err)
+			}
+			recs, err := t.o.Store.PublicationRecords(ctx, pubID)
+			if err != nil {
+				return nil, t.internal("publication records", err)
+			}
+			p, err := scorer.FromStore(row, recs)
+			if err != nil {
+				return nil, t.internal("rebuild publication", err)
+			}
+			idx, path, err := p.Proof(in.Name)
+			if err != nil {
+				return nil, huma.Error404NotFound("publication " + pubID + " holds no record for " + in.Name)
+			}
+			out := &proofOutput{}
+			b := &out.Body
+			b.Server, b.PublicationID, b.LeafIndex, b.TreeSize = in.Name, pubID, idx, len(p.Leaves)
+			b.LeafHash = hex.EncodeToString(p.Leaves[idx])
+			b.AuditPath = make([]string, len(path))
+			for i, h := range path {
+				b.AuditPath[i] = hex.EncodeToString(h)
+			}
+			b.Publication, b.Record = headerOf(row), json.RawMessage(p.Records[idx])
+			return out, nil
+		})
+
+	huma.Register(api, huma.Operation{OperationID: "list-publications", Method: http.MethodGet, Path: "/v1/publications", Summary: "Publications",
+		Description: "Signed publication headers, newest first.", Tags: []string{"trust"}},
+		func(ctx context.Context, in *publicationsInput) (*publicationsOutput, error) {
+			if t.o.Store == nil {
+				return nil, t.noStore()
+			}
+			ps, err := t.o.Store.Publications(ctx, in.Limit)
+			if err != nil {
+				return nil, t.internal("publications", err)
+			}
+			out := &publicationsOutput{}
+			out.Body.Publications = make([]PublicationHeader, 0, len(ps))
+			for _, p := range ps {
+				out.Body.Publications = append(out.Body.Publications, headerOf(p))
+			}
+			return out, nil
+		})
+
+	huma.Register(api, huma.Operation{OperationID: "get-publication", Method: http.MethodGet, Path: "/v1/publications/{id}", Summary: "A publication",
+		Description: "One signed publication header (id, or latest). Export the whole publication with forum export-publication.", Tags: []string{"trust"}},
+		func(ctx context.Context, in *publicationInput) (*publicationOutput, error) {
+			if t.o.Store == nil {
+				return nil, t.noStore()
+			}
+			var p store.Publication
+			var err error
+			if in.ID == "latest" {
+				var ps []store.Publication
+				if ps, err = t.o.Store.Publications(ctx, 1); err == nil {
+					if len(ps) == 0 {
+						err = store.ErrNotFound
+					} else {
+						p = ps[0]
+					}
+				}
+			} else {
+				p, err = t.o.Store.GetPublication(ctx, in.ID)
+			}
+			if errors.Is(err, store.ErrNotFound) {
+				return nil, huma.Error404NotFound("no publication " + in.ID)
+			}
+			if err != nil {
+				return nil, t.internal("publication", err)
+			}
+			return &publicationOutput{Body: headerOf(p)}, nil
+		})
+
+	huma.Register(api, huma.Operation{OperationID: "get-method", Method: http.MethodGet, Path: "/v1/method", Summary: "The scoring method",
+		Description: "The FORUM method version, its weights file verbatim with its SHA-256 (referenced by every record), and the change log.", Tags: []string{"trust"}},
+		func(ctx context.Context, _ *struct{}) (*methodOutput, error) {
+			rows, err := method.Changelog()
+			if err != nil {
+				return nil, t.internal("changelog", err)
+			}
+			out := &methodOutput{}
+			b := &out.Body
+			b.MethodVersion, b.WeightsFile, b.WeightsSHA256 = method.Version, method.WeightsFile, method.WeightsSHA256()
+			b.Weights, b.Changelog, b.ToolfinderVersion = json.RawMessage(method.RawWeights()), rows, toolfinder.Version
+			return out, nil
+		})
+
+	huma.Register(api, huma.Operation{OperationID: "get-evidence", Method: http.MethodGet, Path: "/v1/evidence/{id}", Summary: "Resolve an evidence pointer",
+		Description: "The stored observation behind an evidence id of a record: a health check, a registry drift event, or a static-scan finding.", Tags: []string{"trust"}},
+		func(ctx context.Context, in *evidenceInput) (*evidenceOutput, error) {
+			if t.o.Store == nil {
+				return nil, t.noStore()
+			}
+			out := &evidenceOutput{}
+			b := &out.Body
+			b.ID = in.ID
+			if server, ok := scorer.ParseScanFindingID(in.ID); ok {
+				rec, err := t.o.Store.LatestTrustRecord(ctx, server)
+				if err != nil && !errors.Is(err, store.ErrNotFound) {
+					return nil, t.internal("trust record", err)
+				}
+				var r struct {
+					Static struct {
+						Check    *trust.Evidence         `json:"check"`
+						Findings []scorer.ScannedFinding `json:"findings"`
+					} `json:"static_scan"`
+				}
+				if err == nil && json.Unmarshal([]byte(rec.Record), &r) == nil {
+					for _, f := range r.Static.Findings {
+						if f.ID == in.ID {
+							b.Kind, b.Server = trust.EvScanFinding, server
+							if r.Static.Check != nil {
+								at := r.Static.Check.ObservedAt
+								b.ObservedAt = &at
+							}
+							b.Data, _ = json.Marshal(f)
+							return out, nil
+						}
+					}
+				}
+				return nil, huma.Error404NotFound("no scan finding " + in.ID + " in the newest record of " + server)
+			}
+			if c, err := t.o.Store.HealthCheckByID(ctx, in.ID); err == nil {
+				b.Kind, b.Server, b.ObservedAt, b.Data = trust.EvHealthCheck, c.Server, &c.ObservedAt, json.RawMessage(c.Check)
+				if !json.Valid(b.Data) {
+					b.Data, _ = json.Marshal(c.Check)
+				}
+				return out, nil
+			} else if !errors.Is(err, store.ErrNotFound) {
+				return nil, t.internal("health check", err)
+			}
+			if e, err := t.o.Store.EventByID(ctx, in.ID); err == nil {
+				b.Kind, b.Server, b.ObservedAt = trust.EvRegistryEvent, e.Server, &e.ObservedAt
+				b.Data, _ = json.Marshal(e)
+				return out, nil
+			} else if !errors.Is(err, store.ErrNotFound) {
+				return nil, t.internal("drift event", err)
+			}
+			if t.o.Incident != nil {
+				if server, at, data, ok := t.o.Incident(ctx, in.ID); ok {
+					b.Kind, b.Server, b.ObservedAt = trust.EvIncident, server, &at
+					b.Data, _ = json.Marshal(data)
+					return out, nil
+				}
+			}
+			return nil, huma.Error404NotFound("no stored observation with id " + in.ID)
+		})
+
+	huma.Register(api, huma.Operation{OperationID: "list-keys", Method: http.MethodGet, Path: "/v1/keys", Summary: "Publication signing keys",
+		Description: "The Ed25519 public key that signs publication headers; key_id is the hex SHA-256 of the raw key.", Tags: []string{"trust"}},
+		func(ctx context.Context, _ *struct{}) (*keysOutput, error) {
+			out := &keysOutput{}
+			out.Body.Keys = []Key{}
+			if len(t.o.PublicKey) == ed25519.PublicKeySize {
+				out.Body.Keys = append(out.Body.Keys, Key{KeyID: publish.KeyID(t.o.PublicKey), Algorithm: "Ed25519",
+					PublicKey: base64.StdEncoding.EncodeToString(t.o.PublicKey), PEM: scorer.PublicKeyPEM(t.o.PublicKey)})
+			}
+			return out, nil
+		})
+}

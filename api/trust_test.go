@@ -1,0 +1,295 @@
+package api_test
+
+import (
+	"bytes"
+	"context"
+	"crypto/ed25519"
+	"encoding/base64"
+	"encoding/hex"
+	"encoding/json"
+	"net/http"
+	"net/http/httptest"
+	"net/url"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/danielgtaylor/huma/v2"
+	"github.com/danielgtaylor/huma/v2/adapters/humago"
+
+	"github.com/forum-mcp/forum/api"
+	"github.com/forum-mcp/forum/processors/history"
+	"github.com/forum-mcp/forum/processors/method"
+	"github.com/forum-mcp/forum/processors/publish"
+	"github.com/forum-mcp/forum/processors/scorer"
+	"github.com/forum-mcp/forum/schema"
+	"github.com/forum-mcp/forum/sql/duckdb"
+	"github.com/forum-mcp/forum/sql/store"
+)
+
+var trustAt = time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC)
+
+// trustServer stores a scored publication of a generated population, one
+// health check and one drift event, and serves the trust routes over it.
+func trustServer(t *testing.T) (*httptest.Server, *scorer.Sealed, ed25519.PrivateKey) {
+	t.Helper()
+	ctx := context.Background()
+	s, err := duckdb.Open(ctx, filepath.Join(t.TempDir(), "api.duckdb"), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { s.Close() })
+	if err := s.Migrate(ctx); err != nil {
+		t.Fatal(err)
+	}
+	key := ed25519.NewKeyFromSeed(bytes.Repeat([]byte{3}, 32))
+	g := scorer.Generate(30, 5, trustAt)
+	meta := scorer.Meta{PublicationID: scorer.PublicationID(trustAt), ComputedAt: trustAt}
+	sealed, err := scorer.Seal(scorer.Compute(g.Inputs, g.Sources, meta, nil), meta, key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := scorer.Store(ctx, s, nil, sealed); err != nil {
+		t.Fatal(err)
+	}
+	var rows []store.HealthCheck
+	for _, in := range g.Inputs {
+		for i := range in.Checks {
+			rows = append(rows, history.HealthRow(&in.Checks[i], nil))
+		}
+	}
+	if err := s.InsertHealthChecks(ctx, rows); err != nil {
+		t.Fatal(err)
+	}
+	ev := schema.DriftEvent{ID: "ev-1", Server: scorer.PlantedTunnel, Namespace: schema.Namespace(scorer.PlantedTunnel), Kind: schema.KindEndpointsChanged, ObservedAt: trustAt.Add(-time.Hour)}
+	if err := s.InsertEvents(ctx, []schema.DriftEvent{ev}); err != nil {
+		t.Fatal(err)
+	}
+	h, _ := api.New(api.Options{Store: s, Routes: []func(huma.API){api.TrustRoutes(api.TrustOptions{Store: s, PublicKey: key.Public().(ed25519.PublicKey), Now: func() time.Time { return trustAt },
+		Incident: func(_ context.Context, id string) (string, time.Time, any, bool) {
+			if id != "inc-1" {
+				return "", time.Time{}, nil, false
+			}
+			return scorer.PlantedSecret, trustAt, map[string]string{"id": id, "class": "credential_theft"}, true
+		}})}})
+	srv := httptest.NewServer(h)
+	t.Cleanup(srv.Close)
+	return srv, sealed, key
+}
+
+func TestTrustRoutes(t *testing.T) {
+	srv, sealed, key := trustServer(t)
+	name := scorer.PlantedPoisoning
+	esc := url.PathEscape(name)
+
+	var tr struct {
+		Server        string          `json:"server"`
+		PublicationID string          `json:"publication_id"`
+		Record        json.RawMessage `json:"record"`
+		Held          bool            `json:"held"`
+	}
+	get(t, srv, "/v1/servers/"+esc+"/trust", 200, &tr)
+	if tr.Server != name || tr.PublicationID != sealed.Row.ID || tr.Held {
+		t.Fatalf("trust: %+v", tr)
+	}
+	var rec scorer.Record
+	if err := json.Unmarshal(tr.Record, &rec); err != nil {
+		t.Fatal(err)
+	}
+	if rec.Band != "D" || rec.Static.Value == nil || len(rec.StaticScan.Findings) == 0 {
+		t.Errorf("the poisoned server's record: band %s static %v findings %d", rec.Band, rec.Static.Value, len(rec.StaticScan.Findings))
+	}
+	if sum, err := publish.ContentSHA256([]byte(tr.Record)); err != nil || sum != rec.ContentSHA256 {
+		t.Errorf("the served record's content hash does not re-derive: %s vs %s (%v)", sum, rec.ContentSHA256, err)
+	}
+	get(t, srv, "/v1/servers/"+url.PathEscape("nobody/here")+"/trust", 404, nil)
+
+	// The proof checks against the signed root.
+	var pr struct {
+		LeafIndex   int                   `json:"leaf_index"`
+		TreeSize    int                   `json:"tree_size"`
+		AuditPath   []string              `json:"audit_path"`
+		Publication api.PublicationHeader `json:"publication"`
+		Record      json.RawMessage       `json:"record"`
+	}
+	get(t, srv, "/v1/servers/"+esc+"/proof", 200, &pr)
+	path := make([][]byte, len(pr.AuditPath))
+	for i, h := range pr.AuditPath {
+		path[i], _ = hex.DecodeString(h)
+	}
+	if err := publish.VerifyRecordInclusion(pr.Record, pr.LeafIndex, pr.TreeSize, path, pr.Publication.MerkleRoot); err != nil {
+		t.Errorf("inclusion proof: %v", err)
+	}
+	sig, _ := base64.StdEncoding.DecodeString(pr.Publication.Signature)
+	if err := publish.VerifyHeader(pr.Publication.SignedHeader, sig, key.Public().(ed25519.PublicKey)); err != nil {
+		t.Errorf("the served header's signature: %v", err)
+	}
+
+	var pubs struct {
+		Publications []api.PublicationHeader `json:"publications"`
+	}
+	get(t, srv, "/v1/publications", 200, &pubs)
+	if len(pubs.Publications) != 1 || pubs.Publications[0].MerkleRoot != sealed.Row.MerkleRoot || pubs.Publications[0].RecordCount != len(sealed.Records) {
+		t.Errorf("publications: %+v", pubs)
+	}
+	var one api.PublicationHeader
+	get(t, srv, "/v1/publications/latest", 200, &one)
+	get(t, srv, "/v1/publications/"+sealed.Row.ID, 200, &one)
+	if one.PublicationID != sealed.Row.ID {
+		t.Errorf("publication: %+v", one)
+	}
+	get(t, srv, "/v1/publications/nope", 404, nil)
+
+	var m struct {
+		MethodVersion string          `json:"method_version"`
+		WeightsSHA256 string          `json:"weights_sha256"`
+		Weights       json.RawMessage `json:"weights"`
+		Changelog     []any           `json:"changelog"`
+	}
+	get(t, srv, "/v1/method", 200, &m)
+	if m.MethodVersion != method.Version || m.WeightsSHA256 != method.WeightsSHA256() || len(m.Changelog) == 0 || len(m.Weights) == 0 {
+		t.Errorf("method: %s %s %d", m.MethodVersion, m.WeightsSHA256, len(m.Changelog))
+	}
+
+	var keys struct {
+		Keys []api.Key `json:"keys"`
+	}
+	get(t, srv, "/v1/keys", 200, &keys)
+	if len(keys.Keys) != 1 || keys.Keys[0].KeyID != sealed.Row.KeyID {
+		t.Fatalf("keys: %+v", keys)
+	}
+	if pub, err := scorer.ParsePublicKey([]byte(keys.Keys[0].PEM)); err != nil || !pub.Equal(key.Public()) {
+		t.Errorf("served PEM: %v", err)
+	}
+
+	// Every evidence pointer of the record resolves.
+	type evOut struct {
+		Kind   string          `json:"kind"`
+		Server string          `json:"server"`
+		Data   json.RawMessage `json:"data"`
+	}
+	for _, e := range rec.Static.Evidence {
+		var out evOut
+		get(t, srv, e.URI, 200, &out)
+		if out.Kind != "scan_finding" || out.Server != name {
+			t.Errorf("evidence %s: %+v", e.ID, out)
+		}
+	}
+	if len(rec.Health) != 1 {
+		t.Fatalf("health evidence: %+v", rec.Health)
+	}
+	for _, e := range rec.Health {
+		var out evOut
+		get(t, srv, e.URI, 200, &out)
+		if out.Kind != "health_check" || out.Server != name || !json.Valid(out.Data) {
+			t.Errorf("health check evidence %s: %+v", e.ID, out)
+		}
+	}
+	var de evOut
+	get(t, srv, "/v1/evidence/ev-1", 200, &de)
+	if de.Kind != "registry_event" || de.Server != scorer.PlantedTunnel {
+		t.Errorf("drift event evidence: %+v", de)
+	}
+	var inc evOut
+	get(t, srv, "/v1/evidence/inc-1", 200, &inc)
+	if inc.Kind != "incident" || inc.Server != scorer.PlantedSecret {
+		t.Errorf("incident evidence: %+v", inc)
+	}
+	get(t, srv, "/v1/evidence/nope", 404, nil)
+	get(t, srv, "/v1/evidence/"+url.PathEscape("scan:"+name+":0000"), 404, nil)
+}
+
+// TestTrustRoutesWithoutStore: the routes register with zero options (the
+// OpenAPI document is complete) and data routes answer 503.
+func TestTrustRoutesWithoutStore(t *testing.T) {
+	h, _ := api.New(api.Options{Store: nil, Routes: []func(huma.API){api.TrustRoutes(api.TrustOptions{})}})
+	srv := httptest.NewServer(h)
+	defer srv.Close()
+	get(t, srv, "/v1/publications", 503, nil)
+	get(t, srv, "/v1/method", 200, nil)
+	var keys struct {
+		Keys []api.Key `json:"keys"`
+	}
+	get(t, srv, "/v1/keys", 200, &keys)
+	if len(keys.Keys) != 0 {
+		t.Errorf("keys without a key: %+v", keys)
+	}
+}
+
+// TestTrustOpenAPIGolden keeps the trust operations' OpenAPI document (on
+// their own, so the core document's golden file stays the core's); rewrite
+// with go test ./api -run TrustOpenAPIGolden -update.
+func TestTrustOpenAPIGolden(t *testing.T) {
+	cfg := huma.DefaultConfig("forum trust", api.Version)
+	a := humago.New(http.NewServeMux(), cfg)
+	api.TrustRoutes(api.TrustOptions{})(a)
+	got, err := json.MarshalIndent(a.OpenAPI(), "", "  ")
+	if err != nil {
+		t.Fatal(err)
+	}
+	got = append(got, '\n')
+	golden := filepath.Join("testdata", "openapi.trust.golden.json")
+	if *update {
+		if err := os.WriteFile(golden, got, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	want, err := os.ReadFile(golden)
+	if err != nil {
+		t.Fatalf("%v (run go test ./api -run TrustOpenAPIGolden -update)", err)
+	}
+	if !bytes.Equal(got, want) {
+		t.Error("the trust API document changed; review and run go test ./api -run TrustOpenAPIGolden -update")
+	}
+}
+
+// TestTrustServesThePreviousRecordWhileHeld: a record held for popular-server
+// review is not served until the hold ends; the previous one is, marked.
+func TestTrustServesThePreviousRecordWhileHeld(t *testing.T) {
+	ctx := context.Background()
+	s, err := duckdb.Open(ctx, filepath.Join(t.TempDir(), "api.duckdb"), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	if err := s.Migrate(ctx); err != nil {
+		t.Fatal(err)
+	}
+	const name = "io.github.big/popular"
+	t0 := trustAt.Add(-time.Hour)
+	old := `{"band":"A","publication_id":"p0","server":"` + name + `"}`
+	held := `{"band":"D","publication_id":"p1","review_pending":{"previous_band":"A","previous_publication_id":"p0","stars":5000,"until":"` +
+		trustAt.Add(23*time.Hour).Format(time.RFC3339) + `"},"server":"` + name + `"}`
+	for _, p := range []struct {
+		id, rec string
+		at      time.Time
+	}{{"p0", old, t0}, {"p1", held, trustAt}} {
+		if err := s.InsertTrustRecords(ctx, []store.TrustRecord{{Server: name, PublicationID: p.id, ComputedAt: p.at, Band: "x", Record: p.rec}}); err != nil {
+			t.Fatal(err)
+		}
+		if err := s.InsertPublication(ctx, store.Publication{ID: p.id, RecordCount: 1, ComputedAt: p.at}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	serve := func(now time.Time) (out struct {
+		PublicationID string          `json:"publication_id"`
+		Record        json.RawMessage `json:"record"`
+		Held          bool            `json:"held"`
+		Pending       json.RawMessage `json:"pending"`
+	}) {
+		h, _ := api.New(api.Options{Store: s, Routes: []func(huma.API){api.TrustRoutes(api.TrustOptions{Store: s, Now: func() time.Time { return now }})}})
+		srv := httptest.NewServer(h)
+		defer srv.Close()
+		get(t, srv, "/v1/servers/"+url.PathEscape(name)+"/trust", 200, &out)
+		return out
+	}
+	during := serve(trustAt.Add(time.Hour))
+	if !during.Held || during.PublicationID != "p0" || string(during.Record) != old || string(during.Pending) != held {
+		t.Errorf("during the hold: %+v", during)
+	}
+	after := serve(trustAt.Add(25 * time.Hour))
+	if after.Held || after.PublicationID != "p1" || string(after.Record) != held {
+		t.Errorf("after the hold: %+v", after)
+	}
+}

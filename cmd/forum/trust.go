@@ -1,0 +1,269 @@
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"crypto/ed25519"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"regexp"
+	"strconv"
+
+	"github.com/spf13/cobra"
+
+	"github.com/forum-mcp/forum/processors/publish"
+	"github.com/forum-mcp/forum/processors/scorer"
+	"github.com/forum-mcp/forum/sql/store"
+)
+
+func init() {
+	registerCommand(newExportPublicationCmd)
+	registerCommand(newVerifyCmd)
+}
+
+func newExportPublicationCmd() *cobra.Command {
+	cfg := &config{}
+	var id, out string
+	cmd := &cobra.Command{
+		Use:   "export-publication --id ID|latest --out FILE",
+		Short: "Write one publication as JSON lines: the signed header, then every record",
+		Long: `export-publication writes a publication from the store in the export format of
+processors/publish: line 1 is {"format":"forum-publication-export", "header":{…},
+"signature", "key_id"}, then one sealed record per line, sorted by server name.
+Anyone can check it offline with forum verify.
+
+Examples:
+  forum export-publication --id latest --out pub.jsonl
+  forum export-publication --id pub-20251009T203003Z --out - | head -1`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if id == "" || out == "" {
+				return usageError{errors.New("--id ID|latest and --out FILE are required")}
+			}
+			log, err := cfg.logger()
+			if err != nil {
+				return usageError{err}
+			}
+			a := newApp(cfg, log)
+			defer a.close()
+			ctx := cmd.Context()
+			if err := a.openStore(ctx); err != nil {
+				return err
+			}
+			ts, ok := a.store.(store.TrustStore)
+			if !ok {
+				return fmt.Errorf("the store %T keeps no trust records", a.store)
+			}
+			var row store.Publication
+			if id == "latest" {
+				ps, err := ts.Publications(ctx, 1)
+				if err != nil {
+					return err
+				}
+				if len(ps) == 0 {
+					return errors.New("the store holds no publication yet")
+				}
+				row = ps[0]
+			} else if row, err = ts.GetPublication(ctx, id); errors.Is(err, store.ErrNotFound) {
+				return usageError{fmt.Errorf("no publication %q (forum sql \"SELECT id FROM publications\" lists them)", id)}
+			} else if err != nil {
+				return err
+			}
+			recs, err := ts.PublicationRecords(ctx, row.ID)
+			if err != nil {
+				return err
+			}
+			p, err := scorer.FromStore(row, recs)
+			if err != nil {
+				return err
+			}
+			if len(p.Records) != row.RecordCount {
+				return fmt.Errorf("publication %s: header says %d records, the store holds %d", row.ID, row.RecordCount, len(p.Records))
+			}
+			w := cmd.OutOrStdout()
+			var f *os.File
+			if out != "-" {
+				if f, err = os.Create(out); err != nil {
+					return err
+				}
+				w = f
+			}
+			if err := publish.WriteExport(w, p); err != nil {
+				if f != nil {
+					f.Close()
+				}
+				return err
+			}
+			if f != nil {
+				if err := f.Close(); err != nil {
+					return err
+				}
+			}
+			fmt.Fprintf(cmd.ErrOrStderr(), "exported %s: %d records, root %s\n", row.ID, len(p.Records), row.MerkleRoot)
+			return nil
+		},
+	}
+	cfg.bindCommon(cmd.Flags())
+	cfg.bindStore(cmd.Flags())
+	cmd.Flags().StringVar(&id, "id", "", "publication id, or latest")
+	cmd.Flags().StringVar(&out, "out", "", "output file ('-' for stdout)")
+	return cmd
+}
+
+func newVerifyCmd() *cobra.Command {
+	var export, keyPath, dataDir string
+	cmd := &cobra.Command{
+		Use:   "verify --export FILE [--key PUBKEY]",
+		Short: "Check a publication export offline: every record hash, the Merkle root, the signature",
+		Long: `verify re-derives everything in a publication export without the store or the
+network: each record's content_sha256 over its RFC 8785 canonical JSON, the
+order and count of records, the RFC 6962 Merkle root, and the Ed25519
+signature over the header. The first failure is named (line and server) and
+the exit status is 1.
+
+--key is the signer's public key: PKIX PEM (as served by GET /v1/keys), or the
+raw 32 bytes as hex or base64. Without it, the public half of
+DATA_DIR/publication.key (or FORUM_SIGNING_KEY) is used.
+
+Example:
+  forum verify --export pub.jsonl --key forum.pub`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if export == "" {
+				return usageError{errors.New("--export FILE is required")}
+			}
+			var pub ed25519.PublicKey
+			var err error
+			if keyPath == "" {
+				keyPath = signingKeyPath(dataDir)
+			}
+			kb, err := os.ReadFile(keyPath)
+			if err != nil {
+				return usageError{fmt.Errorf("--key: %w", err)}
+			}
+			if pub, err = scorer.ParsePublicKey(kb); err != nil {
+				return usageError{fmt.Errorf("--key %s: %w", keyPath, err)}
+			}
+			data, err := os.ReadFile(export)
+			if err != nil {
+				return usageError{fmt.Errorf("--export: %w", err)}
+			}
+			if err := verifyExport(data, pub); err != nil {
+				return fmt.Errorf("%s does not verify: %w", export, err)
+			}
+			var eh publish.ExportHeader
+			line, _, _ := bufio.NewReader(bytes.NewReader(data)).ReadLine()
+			_ = json.Unmarshal(line, &eh)
+			fmt.Fprintf(cmd.OutOrStdout(), "ok: %s verifies: %d records, merkle root %s, signed by key %s\n",
+				eh.Header.PublicationID, eh.Header.RecordCount, eh.Header.MerkleRoot, publish.KeyID(pub))
+			return nil
+		},
+	}
+	cmd.Flags().StringVar(&export, "export", "", "a publication export (see export-publication)")
+	cmd.Flags().StringVar(&keyPath, "key", "", "the signer's public key file (PEM, hex or base64)")
+	cmd.Flags().StringVar(&dataDir, "data-dir", envOr("FORUM_DATA_DIR", "./data"), "where publication.key is looked for when --key is not given (env FORUM_DATA_DIR)")
+	return cmd
+}
+
+// verifyExport is publish.Verify with the failure explained: which record,
+// and for a bad signature whether the header or the key is at fault.
+func verifyExport(data []byte, pub ed25519.PublicKey) error {
+	err := publish.Verify(bytes.NewReader(data), pub)
+	if err == nil {
+		return nil
+	}
+	if extra := diagnose(data, pub, err) + nameRecord(data, err); extra != "" {
+		return fmt.Errorf("%w%s", err, extra)
+	}
+	return err
+}
+
+// diagnose adds what a bad header signature most likely means: a key that
+// did not sign this export, or a header (its Merkle root) changed after
+// signing — the records then give another root than the header states.
+func diagnose(data []byte, pub ed25519.PublicKey, err error) string {
+	if !errors.Is(err, publish.ErrBadSignature) {
+		return ""
+	}
+	sc := bufio.NewScanner(bytes.NewReader(data))
+	sc.Buffer(make([]byte, 0, 64<<10), publish.MaxExportLine)
+	var eh publish.ExportHeader
+	var leaves [][]byte
+	for i := 0; sc.Scan(); i++ {
+		if i == 0 {
+			if json.Unmarshal(sc.Bytes(), &eh) != nil {
+				return ""
+			}
+			continue
+		}
+		c, _, cerr := publish.Canonical(sc.Bytes())
+		if cerr != nil {
+			return ""
+		}
+		leaves = append(leaves, publish.LeafHash(c))
+	}
+	var msg string
+	if eh.KeyID != "" && eh.KeyID != publish.KeyID(pub) {
+		msg += fmt.Sprintf("; the export names signing key %s, but the given key is %s", eh.KeyID, publish.KeyID(pub))
+	}
+	if root := hex.EncodeToString(publish.RootFromLeaves(leaves)); root != eh.Header.MerkleRoot {
+		msg += fmt.Sprintf("; the header's merkle_root %s is not the root of its records (%s): the header was altered", eh.Header.MerkleRoot, root)
+	} else if msg == "" {
+		msg = "; the records match the header's root, so the header fields or the signature were altered"
+	}
+	return msg
+}
+
+var failedRecord = regexp.MustCompile(`^line (\d+) \(record "(.*?)"\)`)
+
+// nameRecord locates the record on a failing line: its neighbours in server
+// order (the name it shows may be the tampered byte itself), and, when its
+// "server" key was damaged (the verifier then says record "?"), the name
+// still held by the key one byte away from "server".
+func nameRecord(data []byte, err error) string {
+	m := failedRecord.FindStringSubmatch(err.Error())
+	if m == nil {
+		return ""
+	}
+	n, _ := strconv.Atoi(m[1])
+	lines := bytes.Split(data, []byte("\n"))
+	if n < 2 || n > len(lines) {
+		return ""
+	}
+	serverOf := func(i int) string {
+		if i < 1 || i >= len(lines) {
+			return ""
+		}
+		var r struct {
+			Server string `json:"server"`
+		}
+		_ = json.Unmarshal(lines[i], &r)
+		return r.Server
+	}
+	msg := fmt.Sprintf("; the record is between %q and %q in server order", serverOf(n-2), serverOf(n))
+	if m[2] != "?" {
+		return msg
+	}
+	var obj map[string]json.RawMessage
+	if json.Unmarshal(lines[n-1], &obj) == nil {
+		for k, v := range obj {
+			if len(k) != len(publish.ServerField) {
+				continue
+			}
+			diff := 0
+			for i := range k {
+				if k[i] != publish.ServerField[i] {
+					diff++
+				}
+			}
+			var name string
+			if diff == 1 && json.Unmarshal(v, &name) == nil && name != "" {
+				return fmt.Sprintf("; its %q field was altered: this is the record of %q", k, name) + msg
+			}
+		}
+	}
+	return msg
+}

@@ -1,0 +1,166 @@
+package scorer
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"time"
+
+	"github.com/forum-mcp/forum/ingest/probe"
+	"github.com/forum-mcp/forum/schema"
+	"github.com/forum-mcp/forum/sql/store"
+)
+
+// Reader is what Load needs of the store.
+type Reader interface {
+	ListServers(ctx context.Context, q store.ListQuery) ([]store.ServerRow, error)
+	Versions(ctx context.Context, name string, limit int) ([]store.Record, error)
+	LatestHealth(ctx context.Context, server string) ([]store.HealthCheck, error)
+	HealthChecks(ctx context.Context, q store.HealthQuery) ([]store.HealthCheck, error)
+	FirstListed(ctx context.Context) (map[string]time.Time, error)
+}
+
+// LoadOptions tune Load.
+type LoadOptions struct {
+	// AsOf is the publication's event time: entries and checks observed
+	// later are ignored, so a replay that ran ahead of the scorer still
+	// scores each snapshot as it was.
+	AsOf time.Time
+	// PresentOnly keeps only servers observed at AsOf exactly: set it for a
+	// full, non-partial snapshot, where every listed server is re-observed
+	// and one that was not is gone from the registry.
+	PresentOnly bool
+}
+
+// Load reads every server's latest entry and latest checks as of o.AsOf.
+func Load(ctx context.Context, r Reader, o LoadOptions) ([]ServerInput, error) {
+	asOf := store.Millis(o.AsOf)
+	first, err := r.FirstListed(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("scorer: load: %w", err)
+	}
+	var out []ServerInput
+	cursor := ""
+	for {
+		rows, err := r.ListServers(ctx, store.ListQuery{Cursor: cursor, Limit: store.MaxListLimit})
+		if err != nil {
+			return nil, fmt.Errorf("scorer: load servers: %w", err)
+		}
+		for _, row := range rows {
+			rec := row.Record
+			if o.PresentOnly && row.ObservedAt.Before(asOf) {
+				// The latest view is re-observed by every full snapshot that
+				// lists the server; one last seen before it is gone.
+				continue
+			}
+			if rec.ObservedAt.After(asOf) {
+				var ok bool
+				if rec, ok, err = latestAsOf(ctx, r, rec.Name, asOf); err != nil {
+					return nil, err
+				} else if !ok {
+					continue // not listed yet at asOf
+				}
+			}
+			e, err := entryOf(rec)
+			if err != nil {
+				return nil, err
+			}
+			checks, err := checksAsOf(ctx, r, &e, asOf)
+			if err != nil {
+				return nil, err
+			}
+			out = append(out, ServerInput{Entry: e, Checks: checks, FirstListed: first[rec.Name]})
+		}
+		if len(rows) < store.MaxListLimit {
+			return out, nil
+		}
+		cursor = rows[len(rows)-1].Name
+	}
+}
+
+// latestAsOf is the latest-view rule of sql/store applied to the versions
+// observed by asOf.
+func latestAsOf(ctx context.Context, r Reader, name string, asOf time.Time) (store.Record, bool, error) {
+	vers, err := r.Versions(ctx, name, store.MaxEventLimit)
+	if err != nil {
+		return store.Record{}, false, fmt.Errorf("scorer: versions of %s: %w", name, err)
+	}
+	var best store.Record
+	found := false
+	for _, v := range vers {
+		if !v.IsLatest || v.ObservedAt.After(asOf) {
+			continue
+		}
+		if !found || store.NewerLatest(v, best) {
+			best, found = v, true
+		}
+	}
+	return best, found, nil
+}
+
+func entryOf(r store.Record) (schema.Entry, error) {
+	e := schema.Entry{Raw: json.RawMessage(r.Server), ContentSHA256: r.ContentSHA256,
+		Meta: schema.OfficialMeta{Status: r.Status, PublishedAt: r.PublishedAt, UpdatedAt: r.UpdatedAt, IsLatest: true}}
+	if err := json.Unmarshal([]byte(r.Server), &e.Server); err != nil {
+		return e, fmt.Errorf("scorer: stored server object of %s: %w", r.Name, err)
+	}
+	if e.Server.Name == "" {
+		e.Server.Name = r.Name
+	}
+	return e, nil
+}
+
+// checksAsOf returns the latest check of each current remote observed by asOf.
+func checksAsOf(ctx context.Context, r Reader, e *schema.Entry, asOf time.Time) ([]probe.Check, error) {
+	if len(e.Server.Remotes) == 0 {
+		return nil, nil
+	}
+	name := e.Server.Name
+	rows, err := r.LatestHealth(ctx, name)
+	if err != nil {
+		return nil, fmt.Errorf("scorer: latest health of %s: %w", name, err)
+	}
+	late := false
+	for _, c := range rows {
+		if c.ObservedAt.After(asOf) {
+			late = true
+		}
+	}
+	if late {
+		hist, err := r.HealthChecks(ctx, store.HealthQuery{Server: name, Limit: store.MaxEventLimit})
+		if err != nil {
+			return nil, fmt.Errorf("scorer: health history of %s: %w", name, err)
+		}
+		byURL := map[string]store.HealthCheck{}
+		var order []string
+		for _, c := range hist { // newest first
+			if c.ObservedAt.After(asOf) {
+				continue
+			}
+			if _, ok := byURL[c.RemoteURL]; !ok {
+				byURL[c.RemoteURL] = c
+				order = append(order, c.RemoteURL)
+			}
+		}
+		rows = rows[:0]
+		for _, u := range order {
+			rows = append(rows, byURL[u])
+		}
+	}
+	current := map[string]bool{}
+	for _, rm := range e.Server.Remotes {
+		current[rm.URL] = true
+	}
+	var out []probe.Check
+	for _, row := range rows {
+		if !current[row.RemoteURL] {
+			continue // a remote the entry no longer lists
+		}
+		var c probe.Check
+		if err := json.Unmarshal([]byte(row.Check), &c); err != nil {
+			return nil, fmt.Errorf("scorer: stored check %s: %w", row.ID, err)
+		}
+		out = append(out, c)
+	}
+	return out, nil
+}
