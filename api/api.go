@@ -390,3 +390,10 @@ func (h *handlers) internal(what string, err error) error {
 	h.o.Log.Error("api: store read failed", zap.String("what", what), zap.Error(err))
 	return huma.Error500InternalServerError(what + " failed; see the server log")
 }
+
+// DocumentRoutes are every optional route group with empty options, for the
+// published OpenAPI document (`forum openapi`, the golden file): the
+// document describes the whole API whatever a given process serves.
+func DocumentRoutes() []func(huma.API) {
+	return []func(huma.API){TrustRoutes(TrustOptions{}), IncidentRoutes(IncidentOptions{}), BurstRoutes(BurstOptions{})}
+}

@@ -233,7 +233,7 @@ func TestReadyzFailsWhenTheStoreIsGone(t *testing.T) {
 // TestOpenAPIGolden keeps the published API document in the repo; run with
 // -update after an intended change.
 func TestOpenAPIGolden(t *testing.T) {
-	_, h := api.New(api.Options{})
+	_, h := api.New(api.Options{Routes: api.DocumentRoutes()})
 	got, err := json.MarshalIndent(h.OpenAPI(), "", "  ")
 	if err != nil {
 		t.Fatal(err)

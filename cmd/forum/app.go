@@ -158,8 +158,11 @@ func (a *app) openBus(ctx context.Context) error {
 		a.embedded = e
 		a.brokers = e.Addrs()
 	}
-	topics := []bus.TopicSpec{{Name: schema.TopicRegistryRecords, Partitions: 1}}
-	for _, t := range []string{schema.TopicRegistryDiffs, schema.TopicRegistrySnapshots, schema.TopicDLQ, schema.TopicProbeRequests, schema.TopicHealthChecks} {
+	// registry.records: the differ reads a snapshot in order. registry.snapshots:
+	// publications follow snapshots in order (the review hold compares with
+	// the previous publication).
+	topics := []bus.TopicSpec{{Name: schema.TopicRegistryRecords, Partitions: 1}, {Name: schema.TopicRegistrySnapshots, Partitions: 1}}
+	for _, t := range []string{schema.TopicRegistryDiffs, schema.TopicDLQ, schema.TopicProbeRequests, schema.TopicHealthChecks} {
 		topics = append(topics, bus.TopicSpec{Name: t, Partitions: a.cfg.Partitions})
 	}
 	if err := bus.EnsureTopics(ctx, a.brokers, topics, a.log); err != nil {

@@ -245,6 +245,9 @@ use 'replay --serve'.`,
 			if err := a.openStore(cmd.Context()); err != nil {
 				return err
 			}
+			if err := a.addStoreRoutes(); err != nil {
+				return err
+			}
 			return a.serveAPI(cmd.Context())
 		},
 	}
@@ -423,7 +426,7 @@ func newOpenAPICmd() *cobra.Command {
 		Short: "Print the OpenAPI 3.1 document",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			_, h := api.New(api.Options{})
+			_, h := api.New(api.Options{Routes: api.DocumentRoutes()})
 			b, err := json.MarshalIndent(h.OpenAPI(), "", "  ")
 			if err != nil {
 				return err

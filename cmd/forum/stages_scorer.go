@@ -4,8 +4,11 @@ import (
 	"context"
 	"crypto/ed25519"
 	"fmt"
+	"os"
 	"path/filepath"
 	"time"
+
+	"go.uber.org/zap"
 
 	"github.com/forum-mcp/forum/api"
 	"github.com/forum-mcp/forum/processors/publish"
@@ -23,16 +26,8 @@ import (
 // At scale, give every process that runs the scorer or serves the API the
 // same key file through FORUM_SIGNING_KEY.
 //
-// TODO(lead): `forum serve` starts no stages, so it does not serve the trust
-// routes yet. It needs, in newServeCmd after openStore:
-//
-//	key, err := scorer.LoadOrCreateKey(signingKeyPath(cfg.DataDir))
-//	a.routes = append(a.routes, api.TrustRoutes(api.TrustOptions{Store: ts, PublicKey: key.Public().(ed25519.PublicKey)}))
-//
-// (or a registerRoutes hook beside registerStage), and `forum openapi`
-// should pass api.TrustRoutes(api.TrustOptions{}) so the printed document
-// and api/testdata/openapi.golden.json include the trust operations (their
-// own golden file is api/testdata/openapi.trust.golden.json).
+// 'forum serve' runs no stages; addStoreRoutes gives it the trust routes,
+// which read only the store and the public key.
 
 // envSigningKey names the signing key file (default DATA_DIR/publication.key).
 const envSigningKey = "FORUM_SIGNING_KEY"
@@ -70,6 +65,7 @@ func init() {
 				Brokers:   a.brokers,
 				Interval:  time.Hour,
 				Log:       a.log.Named("scorer"),
+				Metrics:   scorer.NewMetrics(a.reg),
 			}
 			a.routes = append(a.routes, api.TrustRoutes(api.TrustOptions{Store: st, PublicKey: key.Public().(ed25519.PublicKey),
 				Incident: lookupIncident, Log: a.log.Named("trust-api")}))
@@ -128,4 +124,29 @@ func lookupIncident(_ context.Context, id string) (string, time.Time, any, bool)
 	}
 	r, ok := incidentState.Incident(id)
 	return r.Server, r.Date, r, ok
+}
+
+// addStoreRoutes adds the routes that need only the store: the trust API,
+// for 'forum serve' (the scorer stage adds them itself in run/replay).
+func (a *app) addStoreRoutes() error {
+	st, ok := a.store.(store.TrustStore)
+	if !ok {
+		return fmt.Errorf("the store %T keeps no trust records", a.store)
+	}
+	var pub ed25519.PublicKey
+	path := signingKeyPath(a.cfg.DataDir)
+	if b, err := os.ReadFile(path); err == nil {
+		if pub, err = scorer.ParsePublicKey(b); err != nil {
+			return fmt.Errorf("signing key %s: %w", path, err)
+		}
+	} else {
+		// Never create a key here: records are signed by the scorer's key.
+		a.log.Warn("no signing key; /v1/keys will not answer (set FORUM_SIGNING_KEY to the scorer's key file)", zap.String("path", path))
+	}
+	inc, _ := a.store.(store.IncidentStore)
+	a.routes = append(a.routes, api.TrustRoutes(api.TrustOptions{Store: st, PublicKey: pub, Log: a.log.Named("trust-api")}))
+	if inc != nil {
+		a.routes = append(a.routes, api.IncidentRoutes(api.IncidentOptions{Store: inc, Log: a.log.Named("incidents-api")}))
+	}
+	return nil
 }

@@ -9,6 +9,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
 	"github.com/segmentio/kafka-go"
 	"go.uber.org/zap"
 
@@ -53,6 +54,7 @@ type Stage struct {
 	SourceWait time.Duration
 	Now        func() time.Time // wall clock for the timer (default time.Now)
 	Log        *zap.Logger
+	Metrics    *Metrics // nil for none
 
 	mu sync.Mutex // one publication at a time
 }
@@ -110,6 +112,28 @@ func (s *Stage) Handle(ctx context.Context, msgs []kafka.Message) error {
 		}
 	}
 	return nil
+}
+
+// Metrics count what the stage published.
+type Metrics struct {
+	Publications prometheus.Counter
+	Records      prometheus.Gauge
+	Seconds      prometheus.Histogram
+	Failures     prometheus.Counter
+}
+
+// NewMetrics registers the stage's metrics on reg (nil: unregistered).
+func NewMetrics(reg prometheus.Registerer) *Metrics {
+	m := &Metrics{
+		Publications: prometheus.NewCounter(prometheus.CounterOpts{Name: "forum_scorer_publications_total", Help: "Publications computed, sealed and stored."}),
+		Records:      prometheus.NewGauge(prometheus.GaugeOpts{Name: "forum_scorer_records", Help: "Records in the last publication."}),
+		Seconds:      prometheus.NewHistogram(prometheus.HistogramOpts{Name: "forum_scorer_publication_seconds", Help: "Time to compute, seal and store one publication.", Buckets: prometheus.ExponentialBuckets(0.1, 2, 12)}),
+		Failures:     prometheus.NewCounter(prometheus.CounterOpts{Name: "forum_scorer_failures_total", Help: "Publications that failed (retried)."}),
+	}
+	if reg != nil {
+		reg.MustRegister(m.Publications, m.Records, m.Seconds, m.Failures)
+	}
+	return m
 }
 
 // Watermarked is implemented by sources whose state advances with event
@@ -229,7 +253,15 @@ func (s *Stage) publishAs(ctx context.Context, id string, t time.Time, presentOn
 		return nil, err
 	}
 	if err := Store(ctx, s.Store, s.Committer, sealed); err != nil {
+		if s.Metrics != nil {
+			s.Metrics.Failures.Inc()
+		}
 		return nil, err
+	}
+	if s.Metrics != nil {
+		s.Metrics.Publications.Inc()
+		s.Metrics.Records.Set(float64(len(recs)))
+		s.Metrics.Seconds.Observe(time.Since(start).Seconds())
 	}
 	s.log().Info("published", zap.String("publication", id), zap.Int("records", len(recs)),
 		zap.String("root", sealed.Row.MerkleRoot), zap.Duration("took", time.Since(start)))
