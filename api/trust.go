@@ -3,11 +3,13 @@ package api
 import (
 	"context"
 	"crypto/ed25519"
+	"crypto/subtle"
 	"encoding/base64"
 	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"net/http"
+	"strings"
 	"time"
 
 	"github.com/danielgtaylor/huma/v2"
@@ -42,7 +44,15 @@ type TrustOptions struct {
 	// Incident resolves incident evidence ids (the incident processor's
 	// state); nil: incident ids are not resolved here.
 	Incident func(ctx context.Context, id string) (server string, at time.Time, data any, ok bool)
-	Log      *zap.Logger
+	// Reviews keeps admin approvals of popular-server review holds: an
+	// approved held record is served as the current record. Nil: holds
+	// last their 24 h and the approve route answers 503.
+	Reviews store.ReviewStore
+	// Tokens maps each accepted admin bearer token to its label (the "who"
+	// of an approval), as IncidentOptions.Tokens (FORUM_ADMIN_TOKEN).
+	// Empty: the approve route answers 503.
+	Tokens map[string]string
+	Log    *zap.Logger
 }
 
 // TrustRoutes registers the trust-record API (SPEC §5): records, inclusion
@@ -94,8 +104,42 @@ type trustOutput struct {
 		Server        string          `json:"server"`
 		PublicationID string          `json:"publication_id"`
 		Record        json.RawMessage `json:"record" doc:"The published record (SPEC §5) exactly as sealed: RFC 8785 canonical JSON with content_sha256."`
-		Held          bool            `json:"held" doc:"The newest record is held for popular-server review; record is the previous one until the hold ends."`
+		Held          bool            `json:"held" doc:"The newest record is held for popular-server review; record is the previous one until the hold ends or an admin approves it."`
 		Pending       json.RawMessage `json:"pending,omitempty" doc:"The held record, when held."`
+		Approval      *ReviewApproval `json:"approval,omitempty" doc:"Set when the newest record was held for popular-server review and an admin approved it: the record is served as current before its hold ends."`
+	}
+}
+
+// ReviewApproval is an admin approval of a record held for popular-server
+// review (SPEC §4).
+type ReviewApproval struct {
+	Server        string    `json:"server"`
+	PublicationID string    `json:"publication_id" doc:"The publication of the approved (held) record."`
+	Who           string    `json:"who" doc:"The label of the admin token that approved it."`
+	Reason        string    `json:"reason"`
+	ApprovedAt    time.Time `json:"approved_at"`
+}
+
+func approvalOf(a store.ReviewApproval) *ReviewApproval {
+	return &ReviewApproval{Server: a.Server, PublicationID: a.PublicationID, Who: a.Who, Reason: a.Reason, ApprovedAt: a.ApprovedAt.UTC()}
+}
+
+type reviewApproveInput struct {
+	Authorization string `header:"Authorization" doc:"Bearer <admin token> (FORUM_ADMIN_TOKEN)."`
+	Name          string `path:"name" minLength:"3" maxLength:"200" doc:"Server name, URL-encoded (io.github.owner%2Frepo)."`
+	Body          struct {
+		PublicationID string `json:"publication_id,omitempty" maxLength:"100" doc:"The publication of the held record; default: the newest publication holding the server."`
+		Reason        string `json:"reason" minLength:"1" maxLength:"2000" doc:"Why the drop is approved (kept with the approval)."`
+	}
+}
+
+type reviewApproveOutput struct {
+	Body struct {
+		Server        string                `json:"server"`
+		PublicationID string                `json:"publication_id"`
+		ReviewPending *scorer.ReviewPending `json:"review_pending" doc:"The hold that the approval ends."`
+		Approval      ReviewApproval        `json:"approval"`
+		Note          string                `json:"note"`
 	}
 }
 
@@ -195,6 +239,17 @@ func (t *trustHandlers) register(api huma.API) {
 				Review *scorer.ReviewPending `json:"review_pending"`
 			}
 			if json.Unmarshal([]byte(rec.Record), &held) == nil && held.Review != nil && held.Review.Until.After(t.o.Now()) {
+				if t.o.Reviews != nil {
+					a, err := t.o.Reviews.ReviewApproval(ctx, rec.Server, rec.PublicationID)
+					if err == nil {
+						// Approved: the hold is over, the new record is current.
+						out.Body.Approval = approvalOf(a)
+						return out, nil
+					}
+					if !errors.Is(err, store.ErrNotFound) {
+						return nil, t.internal("review approval", err)
+					}
+				}
 				prevs, err := t.o.Store.PublicationRecords(ctx, held.Review.PreviousPublicationID)
 				if err != nil {
 					return nil, t.internal("previous record", err)
@@ -391,4 +446,112 @@ func (t *trustHandlers) register(api huma.API) {
 			}
 			return out, nil
 		})
+
+	huma.Register(api, huma.Operation{OperationID: "approve-review", Method: http.MethodPost, Path: "/v1/admin/reviews/{name}/approve",
+		Summary: "Approve a held record (admin)", Tags: []string{"trust", "admin"},
+		Description: "Ends a popular-server review hold (SPEC §4) early: the held record of the publication (default: the server's newest record) is served as current by GET /v1/servers/{name}/trust, and the scorer compares the next publication with its band. A reason is required; the approval keeps who (the token's label) and why. Approving an approved record again returns the stored approval unchanged."},
+		func(ctx context.Context, in *reviewApproveInput) (*reviewApproveOutput, error) {
+			who, err := authorizeAdmin(t.o.Tokens, in.Authorization, "review approval")
+			if err != nil {
+				return nil, err
+			}
+			if t.o.Store == nil {
+				return nil, t.noStore()
+			}
+			if t.o.Reviews == nil {
+				return nil, huma.Error503ServiceUnavailable("review approval is not available in this process (no review store)")
+			}
+			reason := strings.TrimSpace(in.Body.Reason)
+			if reason == "" {
+				return nil, huma.Error422UnprocessableEntity("a reason is required", &huma.ErrorDetail{Location: "body.reason", Message: "a reason is required", Value: in.Body.Reason})
+			}
+			rec, err := t.heldCandidate(ctx, in.Name, in.Body.PublicationID)
+			if err != nil {
+				return nil, err
+			}
+			var held struct {
+				Review *scorer.ReviewPending `json:"review_pending"`
+			}
+			if err := json.Unmarshal([]byte(rec.Record), &held); err != nil {
+				return nil, t.internal("decode record", err)
+			}
+			now := t.o.Now().UTC()
+			where := rec.Server + " in publication " + rec.PublicationID
+			if held.Review == nil {
+				return nil, huma.Error409Conflict("the record of " + where + " is not held for review; there is nothing to approve")
+			}
+			out := &reviewApproveOutput{}
+			b := &out.Body
+			b.Server, b.PublicationID, b.ReviewPending = rec.Server, rec.PublicationID, held.Review
+			if a, err := t.o.Reviews.ReviewApproval(ctx, rec.Server, rec.PublicationID); err == nil {
+				b.Approval, b.Note = *approvalOf(a), "already approved: the stored approval is unchanged"
+				return out, nil
+			} else if !errors.Is(err, store.ErrNotFound) {
+				return nil, t.internal("review approval", err)
+			}
+			if !held.Review.Until.After(now) {
+				return nil, huma.Error409Conflict("the review hold of " + where + " already ended at " + held.Review.Until.UTC().Format(time.RFC3339) + "; the record is served as current")
+			}
+			a := store.ReviewApproval{Server: rec.Server, PublicationID: rec.PublicationID, Who: who, Reason: reason, ApprovedAt: store.Millis(now)}
+			if err := t.o.Reviews.InsertReviewApproval(ctx, a); err != nil {
+				return nil, t.internal("store review approval", err)
+			}
+			t.o.Log.Info("review hold approved", zap.String("server", a.Server), zap.String("publication", a.PublicationID), zap.String("who", who))
+			b.Approval, b.Note = *approvalOf(a), "approved: the record is served as current; the next publication compares with its band"
+			return out, nil
+		})
+}
+
+// heldCandidate returns the record an approval is about: the server's record
+// in publication pubID, or its newest one.
+func (t *trustHandlers) heldCandidate(ctx context.Context, name, pubID string) (store.TrustRecord, error) {
+	if pubID == "" {
+		rec, err := t.o.Store.LatestTrustRecord(ctx, name)
+		if errors.Is(err, store.ErrNotFound) {
+			return rec, huma.Error404NotFound("no published record for " + name + " (names are URL-encoded: io.github.owner%2Frepo)")
+		}
+		if err != nil {
+			return rec, t.internal("trust record", err)
+		}
+		return rec, nil
+	}
+	if _, err := t.o.Store.GetPublication(ctx, pubID); errors.Is(err, store.ErrNotFound) {
+		return store.TrustRecord{}, huma.Error404NotFound("no publication " + pubID)
+	} else if err != nil {
+		return store.TrustRecord{}, t.internal("publication", err)
+	}
+	recs, err := t.o.Store.PublicationRecords(ctx, pubID)
+	if err != nil {
+		return store.TrustRecord{}, t.internal("publication records", err)
+	}
+	for _, r := range recs {
+		if r.Server == name {
+			return r, nil
+		}
+	}
+	return store.TrustRecord{}, huma.Error404NotFound("publication " + pubID + " holds no record for " + name)
+}
+
+// authorizeAdmin checks an admin bearer token against tokens (label by
+// token) and returns its label: 503 when no token is configured, 401 when
+// the header is missing or the token unknown. Every token is compared in
+// constant time.
+func authorizeAdmin(tokens map[string]string, header, what string) (string, error) {
+	if len(tokens) == 0 {
+		return "", huma.Error503ServiceUnavailable(what + " is disabled: no admin token is configured (set FORUM_ADMIN_TOKEN to label:token pairs and restart)")
+	}
+	tok, ok := strings.CutPrefix(header, "Bearer ")
+	if !ok || tok == "" {
+		return "", huma.Error401Unauthorized("an admin bearer token is required (Authorization: Bearer <token>)")
+	}
+	who := ""
+	for k, label := range tokens {
+		if subtle.ConstantTimeCompare([]byte(k), []byte(tok)) == 1 {
+			who = label
+		}
+	}
+	if who == "" {
+		return "", huma.Error401Unauthorized("the admin token is not valid")
+	}
+	return who, nil
 }

@@ -12,6 +12,7 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -291,5 +292,161 @@ func TestTrustServesThePreviousRecordWhileHeld(t *testing.T) {
 	after := serve(trustAt.Add(25 * time.Hour))
 	if after.Held || after.PublicationID != "p1" || string(after.Record) != held {
 		t.Errorf("after the hold: %+v", after)
+	}
+}
+
+// heldStore stores two publications of one popular server: p0 (band A) and
+// p1, whose record dropped to D and is held for review until trustAt+23h.
+func heldStore(t *testing.T) (s *duckdb.Store, name, old, held string) {
+	t.Helper()
+	ctx := context.Background()
+	s, err := duckdb.Open(ctx, filepath.Join(t.TempDir(), "api.duckdb"), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { s.Close() })
+	if err := s.Migrate(ctx); err != nil {
+		t.Fatal(err)
+	}
+	name = "io.github.big/popular"
+	old = `{"band":"A","publication_id":"p0","server":"` + name + `"}`
+	held = `{"band":"D","publication_id":"p1","review_pending":{"previous_band":"A","previous_publication_id":"p0","stars":5000,"until":"` +
+		trustAt.Add(23*time.Hour).Format(time.RFC3339) + `"},"server":"` + name + `"}`
+	for _, p := range []struct {
+		id, band, rec string
+		at            time.Time
+	}{{"p0", "A", old, trustAt.Add(-time.Hour)}, {"p1", "D", held, trustAt}} {
+		if err := s.InsertTrustRecords(ctx, []store.TrustRecord{{Server: name, PublicationID: p.id, ComputedAt: p.at, Band: p.band, Record: p.rec}}); err != nil {
+			t.Fatal(err)
+		}
+		if err := s.InsertPublication(ctx, store.Publication{ID: p.id, RecordCount: 1, ComputedAt: p.at}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return s, name, old, held
+}
+
+type servedTrust struct {
+	PublicationID string              `json:"publication_id"`
+	Record        json.RawMessage     `json:"record"`
+	Held          bool                `json:"held"`
+	Pending       json.RawMessage     `json:"pending"`
+	Approval      *api.ReviewApproval `json:"approval"`
+}
+
+// call sends one request to h and decodes the JSON answer into into (when
+// not nil); it returns the status and the raw body.
+func call(t *testing.T, h http.Handler, method, path, token, body string, into any) (int, string) {
+	t.Helper()
+	req := httptest.NewRequest(method, path, strings.NewReader(body))
+	req.Header.Set("Content-Type", "application/json")
+	if token != "" {
+		req.Header.Set("Authorization", "Bearer "+token)
+	}
+	rec := httptest.NewRecorder()
+	h.ServeHTTP(rec, req)
+	if into != nil && rec.Code < 300 {
+		if err := json.Unmarshal(rec.Body.Bytes(), into); err != nil {
+			t.Fatalf("%s %s: %v: %s", method, path, err, rec.Body.String())
+		}
+	}
+	return rec.Code, rec.Body.String()
+}
+
+// TestReviewApproval: POST /v1/admin/reviews/{name}/approve ends a
+// popular-server review hold (SPEC §4): GET trust then serves the held
+// record as current, with the approval; every refusal names its reason.
+func TestReviewApproval(t *testing.T) {
+	s, name, old, held := heldStore(t)
+	now := trustAt.Add(time.Hour)
+	handler := func(o api.TrustOptions) http.Handler {
+		o.Store = s
+		if o.Now == nil {
+			o.Now = func() time.Time { return now }
+		}
+		h, _ := api.New(api.Options{Store: s, Routes: []func(huma.API){api.TrustRoutes(o)}})
+		return h
+	}
+	h := handler(api.TrustOptions{Reviews: s, Tokens: api.ParseAdminTokens("alice:tok-a,bob:tok-b")})
+	approve := "/v1/admin/reviews/" + url.PathEscape(name) + "/approve"
+	trustPath := "/v1/servers/" + url.PathEscape(name) + "/trust"
+	ok := `{"reason":"maintainer rotated keys; drop confirmed by hand"}`
+
+	var before servedTrust
+	call(t, h, http.MethodGet, trustPath, "", "", &before)
+	if !before.Held || before.PublicationID != "p0" || string(before.Record) != old || before.Approval != nil {
+		t.Fatalf("before the approval: %+v", before)
+	}
+
+	for _, tc := range []struct {
+		name, token, path, body string
+		h                       http.Handler
+		status                  int
+		says                    string
+	}{
+		{"no tokens configured", "tok-a", approve, ok, handler(api.TrustOptions{Reviews: s}), 503, "no admin token"},
+		{"no review store", "tok-a", approve, ok, handler(api.TrustOptions{Tokens: api.ParseAdminTokens("tok-a")}), 503, "no review store"},
+		{"missing token", "", approve, ok, h, 401, "bearer token is required"},
+		{"wrong token", "tok-x", approve, ok, h, 401, "not valid"},
+		{"no reason", "tok-a", approve, `{}`, h, 422, "reason"},
+		{"blank reason", "tok-a", approve, `{"reason":"  "}`, h, 422, "reason is required"},
+		{"unknown server", "tok-a", "/v1/admin/reviews/" + url.PathEscape("nobody/here") + "/approve", ok, h, 404, "no published record for nobody/here"},
+		{"unknown publication", "tok-a", approve, `{"publication_id":"nope","reason":"x"}`, h, 404, "no publication nope"},
+		{"server not in the publication", "tok-a", "/v1/admin/reviews/" + url.PathEscape("other/one") + "/approve", `{"publication_id":"p1","reason":"x"}`, h, 404, "holds no record for other/one"},
+		{"record not held", "tok-a", approve, `{"publication_id":"p0","reason":"x"}`, h, 409, "is not held for review"},
+		{"hold already ended", "tok-a", approve, ok, handler(api.TrustOptions{Reviews: s, Tokens: api.ParseAdminTokens("alice:tok-a"),
+			Now: func() time.Time { return trustAt.Add(25 * time.Hour) }}), 409, "already ended"},
+	} {
+		status, body := call(t, tc.h, http.MethodPost, tc.path, tc.token, tc.body, nil)
+		if status != tc.status || !strings.Contains(body, tc.says) {
+			t.Errorf("%s: %d %s, want %d saying %q", tc.name, status, body, tc.status, tc.says)
+		}
+	}
+	if _, err := s.ReviewApproval(context.Background(), name, "p1"); err == nil {
+		t.Fatal("a refused request stored an approval")
+	}
+	var still servedTrust
+	call(t, h, http.MethodGet, trustPath, "", "", &still)
+	if !still.Held || still.PublicationID != "p0" {
+		t.Fatalf("refusals must not end the hold: %+v", still)
+	}
+
+	var res struct {
+		Server        string                `json:"server"`
+		PublicationID string                `json:"publication_id"`
+		ReviewPending *scorer.ReviewPending `json:"review_pending"`
+		Approval      api.ReviewApproval    `json:"approval"`
+		Note          string                `json:"note"`
+	}
+	if status, body := call(t, h, http.MethodPost, approve, "tok-a", ok, &res); status != 200 {
+		t.Fatalf("approve: %d %s", status, body)
+	}
+	want := api.ReviewApproval{Server: name, PublicationID: "p1", Who: "alice", Reason: "maintainer rotated keys; drop confirmed by hand", ApprovedAt: now}
+	if res.Server != name || res.PublicationID != "p1" || res.Approval != want || res.ReviewPending == nil || res.ReviewPending.PreviousBand != "A" {
+		t.Fatalf("approve: %+v", res)
+	}
+
+	var after servedTrust
+	call(t, h, http.MethodGet, trustPath, "", "", &after)
+	if after.Held || after.PublicationID != "p1" || string(after.Record) != held || after.Pending != nil || after.Approval == nil || *after.Approval != want {
+		t.Errorf("after the approval: %+v", after)
+	}
+	// Without a review store the approval is not seen: the hold runs on.
+	var blind servedTrust
+	call(t, handler(api.TrustOptions{}), http.MethodGet, trustPath, "", "", &blind)
+	if !blind.Held || blind.PublicationID != "p0" {
+		t.Errorf("without Reviews: %+v", blind)
+	}
+
+	// Approving again (another admin, explicit publication) keeps the first approval.
+	var again struct {
+		Approval api.ReviewApproval `json:"approval"`
+		Note     string             `json:"note"`
+	}
+	if status, body := call(t, h, http.MethodPost, approve, "tok-b", `{"publication_id":"p1","reason":"second look"}`, &again); status != 200 {
+		t.Fatalf("approve again: %d %s", status, body)
+	}
+	if again.Approval != want || !strings.Contains(again.Note, "already approved") {
+		t.Errorf("approve again: %+v", again)
 	}
 }

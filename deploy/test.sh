@@ -66,6 +66,6 @@ go test ${GO_TEST_FLAGS:--count=1} -timeout 20m ./... 2>&1 | tee data/go-test.lo
 status=${PIPESTATUS[0]}
 set -e
 passed=$(grep -c '^ok ' data/go-test.log || true)
-failed=$(grep -c '^FAIL' data/go-test.log || true)
-echo "go test: $passed packages ok, $failed failed" >&2
+failed=$(grep -cE '^FAIL\s+[a-z]' data/go-test.log || true)
+echo "packages: $passed passed, $failed failed"
 exit "$status"

@@ -67,8 +67,12 @@ func init() {
 				Log:       a.log.Named("scorer"),
 				Metrics:   scorer.NewMetrics(a.reg),
 			}
+			reviews := reviewStore(a)
+			if reviews != nil {
+				stage.Reviews = reviews // an approved review hold is over for the next publication too
+			}
 			a.routes = append(a.routes, api.TrustRoutes(api.TrustOptions{Store: st, PublicKey: key.Public().(ed25519.PublicKey),
-				Incident: lookupIncident, Log: a.log.Named("trust-api")}))
+				Incident: lookupIncident, Reviews: reviews, Tokens: adminTokens(a, "review approval"), Log: a.log.Named("trust-api")}))
 			return stage.Run, nil
 		}})
 }
@@ -144,9 +148,31 @@ func (a *app) addStoreRoutes() error {
 		a.log.Warn("no signing key; /v1/keys will not answer (set FORUM_SIGNING_KEY to the scorer's key file)", zap.String("path", path))
 	}
 	inc, _ := a.store.(store.IncidentStore)
-	a.routes = append(a.routes, api.TrustRoutes(api.TrustOptions{Store: st, PublicKey: pub, Log: a.log.Named("trust-api")}))
+	a.routes = append(a.routes, api.TrustRoutes(api.TrustOptions{Store: st, PublicKey: pub, Reviews: reviewStore(a),
+		Tokens: adminTokens(a, "review approval"), Log: a.log.Named("trust-api")}))
 	if inc != nil {
 		a.routes = append(a.routes, api.IncidentRoutes(api.IncidentOptions{Store: inc, Log: a.log.Named("incidents-api")}))
 	}
 	return nil
+}
+
+// reviewStore is the store's approvals of popular-server review holds, or
+// nil when the engine keeps none (holds then last their 24 h).
+func reviewStore(a *app) store.ReviewStore {
+	rs, ok := a.store.(store.ReviewStore)
+	if !ok {
+		a.log.Warn("the store keeps no review approvals; popular-server review holds cannot be approved", zap.String("store", fmt.Sprintf("%T", a.store)))
+		return nil
+	}
+	return rs
+}
+
+// adminTokens reads the admin API's bearer tokens (FORUM_ADMIN_TOKEN, as
+// the incident intake in stages_drift.go).
+func adminTokens(a *app, what string) map[string]string {
+	tokens := api.ParseAdminTokens(os.Getenv(envAdminToken))
+	if len(tokens) == 0 {
+		a.log.Info(what + " disabled: " + envAdminToken + " is not set")
+	}
+	return tokens
 }

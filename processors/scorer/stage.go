@@ -53,8 +53,13 @@ type Stage struct {
 	// sources to reach its event time (default 10 s).
 	SourceWait time.Duration
 	Now        func() time.Time // wall clock for the timer (default time.Now)
-	Log        *zap.Logger
-	Metrics    *Metrics // nil for none
+	// Reviews looks up admin approvals of popular-server review holds
+	// (store.ReviewStore): an approved hold is over, so the held record's
+	// own band is the previous band of the next publication. Nil: holds
+	// last their 24 h.
+	Reviews ReviewLookup
+	Log     *zap.Logger
+	Metrics *Metrics // nil for none
 
 	mu sync.Mutex // one publication at a time
 }
@@ -289,12 +294,45 @@ func (s *Stage) previous(ctx context.Context, t time.Time) (map[string]Previous,
 	if err != nil {
 		return nil, fmt.Errorf("scorer: records of %s: %w", last.ID, err)
 	}
-	return PreviousBands(recs, last.ID, t), nil
+	var approved func(server string) (bool, error)
+	if s.Reviews != nil {
+		approved = func(server string) (bool, error) { return Approved(ctx, s.Reviews, server, last.ID, t) }
+	}
+	return PreviousBandsWith(recs, last.ID, t, approved)
+}
+
+// ReviewLookup reads admin approvals of review holds (the read half of
+// store.ReviewStore).
+type ReviewLookup interface {
+	ReviewApproval(ctx context.Context, server, publicationID string) (store.ReviewApproval, error)
+}
+
+// Approved reports whether the server's record in publication pubID was
+// approved through the admin API at or before t (event time: a replay of an
+// earlier publication does not see later approvals).
+func Approved(ctx context.Context, r ReviewLookup, server, pubID string, t time.Time) (bool, error) {
+	a, err := r.ReviewApproval(ctx, server, pubID)
+	if errors.Is(err, store.ErrNotFound) {
+		return false, nil
+	}
+	if err != nil {
+		return false, fmt.Errorf("scorer: review approval of %s in %s: %w", server, pubID, err)
+	}
+	return !a.ApprovedAt.After(t), nil
 }
 
 // PreviousBands reads the served band of each record: its band, or its
 // review_pending.previous_band while the hold is still on at t.
 func PreviousBands(recs []store.TrustRecord, pubID string, t time.Time) map[string]Previous {
+	out, _ := PreviousBandsWith(recs, pubID, t, nil)
+	return out
+}
+
+// PreviousBandsWith is PreviousBands where a hold still on at t is over when
+// approved(server) says its record was approved (SPEC §4 Popular-server
+// review): the served band is then the record's own. approved is asked only
+// about records under a running hold; nil approves nothing.
+func PreviousBandsWith(recs []store.TrustRecord, pubID string, t time.Time, approved func(server string) (bool, error)) (map[string]Previous, error) {
 	out := make(map[string]Previous, len(recs))
 	for _, r := range recs {
 		p := Previous{Band: r.Band, PublicationID: pubID}
@@ -302,9 +340,18 @@ func PreviousBands(recs []store.TrustRecord, pubID string, t time.Time) map[stri
 			Review *ReviewPending `json:"review_pending"`
 		}
 		if json.Unmarshal([]byte(r.Record), &held) == nil && held.Review != nil && held.Review.Until.After(t) {
-			p = Previous{Band: held.Review.PreviousBand, PublicationID: held.Review.PreviousPublicationID}
+			ok := false
+			if approved != nil {
+				var err error
+				if ok, err = approved(r.Server); err != nil {
+					return nil, err
+				}
+			}
+			if !ok {
+				p = Previous{Band: held.Review.PreviousBand, PublicationID: held.Review.PreviousPublicationID}
+			}
 		}
 		out[r.Server] = p
 	}
-	return out
+	return out, nil
 }

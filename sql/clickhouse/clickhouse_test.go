@@ -56,6 +56,7 @@ func TestIntegrationClickHouse(t *testing.T) {
 	storetest.Run(t, open)
 	storetest.RunTrust(t, open)
 	storetest.RunIncidents(t, open)
+	storetest.RunReview(t, open)
 
 	// Health history survives a restart: the same database, a new Store.
 	t.Run("Restart", func(t *testing.T) {

@@ -20,3 +20,7 @@ func TestTrustConformance(t *testing.T) {
 		return s
 	})
 }
+
+func TestReviewConformance(t *testing.T) {
+	storetest.RunReview(t, storetest.TempFile(Open, "forum.duckdb"))
+}
