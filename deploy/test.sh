@@ -48,6 +48,9 @@ if [[ ${FORUM_TEST_SKIP_SERVICES:-} != 1 ]]; then
 	fi
 fi
 
+# The end-to-end replay tests (build the binary, SIGKILL it, restart) run here.
+export FORUM_TEST_E2E=1
+
 say "go vet"
 go vet ./...
 say "gofmt"

@@ -32,6 +32,16 @@ var (
 	buildErr  error
 )
 
+// requireE2E gates the tests that build the binary and run whole replays
+// (tens of seconds to minutes on a 2-core box), so `go test ./...` stays a
+// fast unit run. deploy/test.sh, and so CI, sets FORUM_TEST_E2E=1.
+func requireE2E(t *testing.T) {
+	t.Helper()
+	if os.Getenv("FORUM_TEST_E2E") == "" {
+		t.Skip("end-to-end replay test: set FORUM_TEST_E2E=1 (deploy/test.sh does)")
+	}
+}
+
 // forumBin builds the real binary once per test run.
 func forumBin(t *testing.T) string {
 	t.Helper()
@@ -128,6 +138,7 @@ func compareContents(t *testing.T, got, want contents) {
 }
 
 func TestReplayEndToEnd(t *testing.T) {
+	requireE2E(t)
 	dir := t.TempDir()
 	out, err := replayCmd(t, dir).CombinedOutput()
 	if err != nil {
@@ -169,6 +180,7 @@ func TestReplayEndToEnd(t *testing.T) {
 // TestReplaySurvivesSIGKILL kills the process at several points of a replay,
 // restarts it each time, and expects the store an uninterrupted run leaves.
 func TestReplaySurvivesSIGKILL(t *testing.T) {
+	requireE2E(t)
 	clean := t.TempDir()
 	forumBin(t) // build first: the run is what is timed
 	began := time.Now()
@@ -312,6 +324,7 @@ func TestIntegrationKafkaReplay(t *testing.T) {
 // among real ones land in the DLQ with their reasons; the truncated capture
 // is read as partial (no removals), and every other snapshot is stored.
 func TestReplayBadFilesGoToTheDLQ(t *testing.T) {
+	requireE2E(t)
 	src := t.TempDir()
 	files, _ := filepath.Glob(bundled + "/*.json.gz")
 	for _, f := range files {
