@@ -66,6 +66,12 @@ func (p *Publisher) Publish(ctx context.Context, mode, source string, observedAt
 		func(d schema.DLQMessage) error { return add(schema.TopicDLQ, d.Key, d) },
 	)
 	if err != nil {
+		// What was read is kept (records and dead letters are true
+		// observations), but without a snapshot_end the differ never
+		// applies it as a listing.
+		if ferr := flush(); ferr != nil {
+			return st, errors.Join(err, ferr)
+		}
 		return st, err
 	}
 	end := schema.RecordMsg{Type: schema.MsgSnapshotEnd, SnapshotID: id, Mode: mode, ObservedAt: observedAt.UTC(),

@@ -14,6 +14,9 @@ import (
 	"github.com/forum-mcp/forum/schema"
 )
 
+// errNothingRead stops a crawl that read nothing from becoming a snapshot.
+var errNothingRead = errors.New("crawl read nothing")
+
 // CrawlState is what the crawl loop remembers between runs.
 type CrawlState struct {
 	Watermark time.Time `json:"watermark"` // updated_since for the next incremental crawl
@@ -85,8 +88,16 @@ func (l *Loop) Once(ctx context.Context) (CrawlResult, error) {
 	var crawlErr error
 	_, pubErr := l.Publisher.Publish(ctx, mode, l.Crawler.opts.BaseURL, started, func(emit func(schema.Entry) error, rej func(schema.DLQMessage) error) (SnapshotStats, error) {
 		res, crawlErr = l.Crawler.Crawl(ctx, since, emit, rej)
-		return SnapshotStats{Entries: res.Entries, Names: res.Names, Rejects: res.Rejects, Incomplete: res.Incomplete || crawlErr != nil}, nil
+		st := SnapshotStats{Entries: res.Entries, Names: res.Names, Rejects: res.Rejects, Incomplete: res.Incomplete || crawlErr != nil}
+		if crawlErr != nil && res.Entries == 0 {
+			// An outage is not a listing: publish no snapshot at all.
+			return st, errNothingRead
+		}
+		return st, nil
 	})
+	if errors.Is(pubErr, errNothingRead) {
+		return res, crawlErr
+	}
 	if pubErr != nil {
 		return res, pubErr
 	}
