@@ -189,7 +189,7 @@ func newProcessCmd() *cobra.Command {
 	cfg := &config{}
 	cmd := &cobra.Command{
 		Use:   "process",
-		Short: "Run the processors alone: the differ and the history sink",
+		Short: "Run the processors alone: differ, history sink, drift/incidents/owner burst, scorer",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			log, err := cfg.logger()

@@ -47,7 +47,9 @@ func newRoot() *cobra.Command {
 		Use:   "forum",
 		Short: "Trust and quality records for every server in the official MCP Registry",
 		Long: `forum crawls the official MCP Registry, diffs its snapshots into drift events,
-keeps the history in DuckDB (embedded) or ClickHouse (at scale), and serves it
+probes every remote's MCP handshake, and publishes one signed, hash-committed
+trust record per server (Toolfinder v0.3 score and FORUM v0.1 trust record).
+History lives in DuckDB (embedded) or ClickHouse (at scale) and is served
 through an OpenAPI 3.1 API. Stages talk over Kafka topics: an embedded
 Kafka-protocol broker by default, any Kafka >= 3 with --kafka-brokers.
 
