@@ -140,6 +140,36 @@ func (a *app) startStages(ctx context.Context, g *group, gctx context.Context) e
 	return nil
 }
 
+// What openApp opens besides the logger.
+const (
+	withStore = 1 << iota
+	withBus
+)
+
+// openApp builds the logger and opens what a subcommand needs (the store is
+// opened before the bus: a store that cannot open should not leave a broker
+// behind). The caller closes the app.
+func openApp(ctx context.Context, cfg *config, parts int) (*app, error) {
+	log, err := cfg.logger()
+	if err != nil {
+		return nil, usageError{err}
+	}
+	a := newApp(cfg, log)
+	if parts&withStore != 0 {
+		if err := a.openStore(ctx); err != nil {
+			a.close()
+			return nil, err
+		}
+	}
+	if parts&withBus != 0 {
+		if err := a.openBus(ctx); err != nil {
+			a.close()
+			return nil, err
+		}
+	}
+	return a, nil
+}
+
 func newApp(cfg *config, log *zap.Logger) *app {
 	reg := prometheus.NewRegistry()
 	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))

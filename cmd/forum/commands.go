@@ -61,19 +61,12 @@ serving what it has, and retries with back-off.
 Kafka and ClickHouse.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			log, err := cfg.logger()
-			if err != nil {
-				return usageError{err}
-			}
-			a := newApp(cfg, log)
-			defer a.close()
 			ctx := cmd.Context()
-			if err := a.openStore(ctx); err != nil {
+			a, err := openApp(ctx, cfg, withStore|withBus)
+			if err != nil {
 				return err
 			}
-			if err := a.openBus(ctx); err != nil {
-				return err
-			}
+			defer a.close()
 			stage, err := a.differStage()
 			if err != nil {
 				return err
@@ -138,15 +131,12 @@ process' and 'forum serve' beside it.`,
 			default:
 				return usageError{fmt.Errorf("--role %q: the roles are: registry, probe-scheduler, prober", role)}
 			}
-			log, err := cfg.logger()
+			ctx := cmd.Context()
+			a, err := openApp(ctx, cfg, withBus)
 			if err != nil {
-				return usageError{err}
-			}
-			a := newApp(cfg, log)
-			defer a.close()
-			if err := a.openBus(cmd.Context()); err != nil {
 				return err
 			}
+			defer a.close()
 			switch role {
 			case "probe-scheduler":
 				if err := a.openStore(cmd.Context()); err != nil {
@@ -192,19 +182,12 @@ func newProcessCmd() *cobra.Command {
 		Short: "Run the processors alone: differ, history sink, drift/incidents/owner burst, scorer",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			log, err := cfg.logger()
-			if err != nil {
-				return usageError{err}
-			}
-			a := newApp(cfg, log)
-			defer a.close()
 			ctx := cmd.Context()
-			if err := a.openStore(ctx); err != nil {
+			a, err := openApp(ctx, cfg, withStore|withBus)
+			if err != nil {
 				return err
 			}
-			if err := a.openBus(ctx); err != nil {
-				return err
-			}
+			defer a.close()
 			stage, err := a.differStage()
 			if err != nil {
 				return err
@@ -236,15 +219,12 @@ store the file can be opened by one process at a time: stop 'run' first, or
 use 'replay --serve'.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			log, err := cfg.logger()
+			ctx := cmd.Context()
+			a, err := openApp(ctx, cfg, withStore)
 			if err != nil {
-				return usageError{err}
-			}
-			a := newApp(cfg, log)
-			defer a.close()
-			if err := a.openStore(cmd.Context()); err != nil {
 				return err
 			}
+			defer a.close()
 			if err := a.addStoreRoutes(); err != nil {
 				return err
 			}
@@ -264,15 +244,12 @@ func newMigrateCmd() *cobra.Command {
 		Short: "Create or upgrade the store's tables",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			log, err := cfg.logger()
+			ctx := cmd.Context()
+			a, err := openApp(ctx, cfg, withStore)
 			if err != nil {
-				return usageError{err}
-			}
-			a := newApp(cfg, log)
-			defer a.close()
-			if err := a.openStore(cmd.Context()); err != nil {
 				return err
 			}
+			defer a.close()
 			fmt.Fprintln(os.Stderr, "store is at the latest schema")
 			return nil
 		},
@@ -296,15 +273,12 @@ Example:
   forum sql "SELECT kind, count(*) AS n FROM drift_events GROUP BY kind ORDER BY n DESC"`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			log, err := cfg.logger()
+			ctx := cmd.Context()
+			a, err := openApp(ctx, cfg, withStore)
 			if err != nil {
-				return usageError{err}
-			}
-			a := newApp(cfg, log)
-			defer a.close()
-			if err := a.openStore(cmd.Context()); err != nil {
 				return err
 			}
+			defer a.close()
 			q, ok := a.store.(store.Querier)
 			if !ok {
 				return errors.New("this store does not answer ad-hoc SQL")

@@ -127,16 +127,12 @@ With the embedded defaults this opens the DuckDB file and the broker under
 			if strings.TrimSpace(who) == "" {
 				return usageError{errors.New("--who is required: it is recorded in the audit log")}
 			}
-			log, err := cfg.logger()
-			if err != nil {
-				return usageError{err}
-			}
-			a := newApp(cfg, log)
-			defer a.close()
 			ctx := cmd.Context()
-			if err := a.openStore(ctx); err != nil {
+			a, err := openApp(ctx, cfg, withStore)
+			if err != nil {
 				return err
 			}
+			defer a.close()
 			is, ok := a.store.(store.IncidentStore)
 			if !ok {
 				return fmt.Errorf("the store %T keeps no incidents", a.store)

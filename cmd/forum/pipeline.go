@@ -91,19 +91,12 @@ Example:
 			if len(files) == 0 {
 				return usageError{fmt.Errorf("no *.json or *.json.gz snapshot files in %s", dir)}
 			}
-			log, err := cfg.logger()
-			if err != nil {
-				return usageError{err}
-			}
-			a := newApp(cfg, log)
-			defer a.close()
 			ctx := cmd.Context()
-			if err := a.openStore(ctx); err != nil {
+			a, err := openApp(ctx, cfg, withStore|withBus)
+			if err != nil {
 				return err
 			}
-			if err := a.openBus(ctx); err != nil {
-				return err
-			}
+			defer a.close()
 			stage, err := a.differStage()
 			if err != nil {
 				return err

@@ -43,16 +43,12 @@ Examples:
 			if id == "" || out == "" {
 				return usageError{errors.New("--id ID|latest and --out FILE are required")}
 			}
-			log, err := cfg.logger()
-			if err != nil {
-				return usageError{err}
-			}
-			a := newApp(cfg, log)
-			defer a.close()
 			ctx := cmd.Context()
-			if err := a.openStore(ctx); err != nil {
+			a, err := openApp(ctx, cfg, withStore)
+			if err != nil {
 				return err
 			}
+			defer a.close()
 			ts, ok := a.store.(store.TrustStore)
 			if !ok {
 				return fmt.Errorf("the store %T keeps no trust records", a.store)
