@@ -3,10 +3,7 @@ package differ
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
-	"os"
-	"path/filepath"
 	"sort"
 	"sync"
 	"time"
@@ -15,6 +12,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/forum-mcp/forum/bus"
+	"github.com/forum-mcp/forum/internal/checkpoint"
 	"github.com/forum-mcp/forum/schema"
 )
 
@@ -73,43 +71,15 @@ func (s *Stage) FirstSeen(name string) (time.Time, bool) {
 
 // LoadState reads a checkpoint; a missing file is an empty state.
 func LoadState(path string) (*State, error) {
-	b, err := os.ReadFile(path)
-	if errors.Is(err, os.ErrNotExist) {
-		return NewState(), nil
-	}
-	if err != nil {
-		return nil, fmt.Errorf("reading differ state: %w", err)
-	}
 	st := NewState()
-	if err := json.Unmarshal(b, st); err != nil {
-		return nil, fmt.Errorf("differ state %s is corrupt (delete it to rebuild from the topic): %w", path, err)
+	if _, err := checkpoint.Load(path, st); err != nil {
+		return nil, fmt.Errorf("differ state: %w", err)
 	}
 	return st, nil
 }
 
-// SaveState writes a checkpoint atomically (temp file, fsync, rename).
-func SaveState(path string, st *State) error {
-	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-		return fmt.Errorf("differ state dir: %w", err)
-	}
-	tmp, err := os.CreateTemp(filepath.Dir(path), ".differ-state-*")
-	if err != nil {
-		return fmt.Errorf("differ state: %w", err)
-	}
-	defer os.Remove(tmp.Name())
-	if err := json.NewEncoder(tmp).Encode(st); err != nil {
-		tmp.Close()
-		return fmt.Errorf("writing differ state: %w", err)
-	}
-	if err := tmp.Sync(); err != nil {
-		tmp.Close()
-		return fmt.Errorf("syncing differ state: %w", err)
-	}
-	if err := tmp.Close(); err != nil {
-		return err
-	}
-	return os.Rename(tmp.Name(), path)
-}
+// SaveState writes a checkpoint atomically.
+func SaveState(path string, st *State) error { return checkpoint.Save(path, st) }
 
 type pending struct {
 	mode       string

@@ -6,14 +6,13 @@ import (
 	"errors"
 	"fmt"
 	"hash/fnv"
-	"os"
-	"path/filepath"
 	"time"
 
 	"github.com/segmentio/kafka-go"
 	"go.uber.org/zap"
 
 	"github.com/forum-mcp/forum/bus"
+	"github.com/forum-mcp/forum/internal/checkpoint"
 	"github.com/forum-mcp/forum/schema"
 	"github.com/forum-mcp/forum/sql/store"
 )
@@ -179,12 +178,8 @@ func (s *Scheduler) Run(ctx context.Context) error {
 
 func (s *Scheduler) load() schedState {
 	var st schedState
-	if s.StatePath == "" {
-		return st
-	}
-	b, err := os.ReadFile(s.StatePath)
-	if err == nil {
-		_ = json.Unmarshal(b, &st) // a corrupt checkpoint only costs one window
+	if s.StatePath != "" {
+		_, _ = checkpoint.Load(s.StatePath, &st) // a corrupt checkpoint only costs one window
 	}
 	return st
 }
@@ -193,15 +188,7 @@ func (s *Scheduler) save(st schedState) error {
 	if s.StatePath == "" {
 		return nil
 	}
-	b, _ := json.Marshal(st)
-	if err := os.MkdirAll(filepath.Dir(s.StatePath), 0o755); err != nil {
-		return err
-	}
-	tmp := s.StatePath + ".tmp"
-	if err := os.WriteFile(tmp, b, 0o644); err != nil {
-		return fmt.Errorf("scheduler state: %w", err)
-	}
-	return os.Rename(tmp, s.StatePath)
+	return checkpoint.Save(s.StatePath, st)
 }
 
 // Worker executes probe requests from probe.requests and publishes each

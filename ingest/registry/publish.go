@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"os"
 	"path/filepath"
 	"strings"
 	"time"
@@ -14,6 +13,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/forum-mcp/forum/bus"
+	"github.com/forum-mcp/forum/internal/checkpoint"
 	"github.com/forum-mcp/forum/schema"
 )
 
@@ -92,15 +92,8 @@ type ReplayProgress struct {
 // LoadReplayProgress reads the progress file (missing = nothing done).
 func LoadReplayProgress(path string) (*ReplayProgress, error) {
 	p := &ReplayProgress{path: path}
-	b, err := os.ReadFile(path)
-	if errors.Is(err, os.ErrNotExist) {
-		return p, nil
-	}
-	if err != nil {
+	if _, err := checkpoint.Load(path, p); err != nil {
 		return nil, fmt.Errorf("replay progress: %w", err)
-	}
-	if err := json.Unmarshal(b, p); err != nil {
-		return nil, fmt.Errorf("replay progress %s is corrupt: %w", path, err)
 	}
 	return p, nil
 }
@@ -108,15 +101,7 @@ func LoadReplayProgress(path string) (*ReplayProgress, error) {
 // MarkDone records t as published (atomic write).
 func (p *ReplayProgress) MarkDone(t time.Time) error {
 	p.Done = t.UTC()
-	b, _ := json.Marshal(p)
-	if err := os.MkdirAll(filepath.Dir(p.path), 0o755); err != nil {
-		return err
-	}
-	tmp := p.path + ".tmp"
-	if err := os.WriteFile(tmp, b, 0o644); err != nil {
-		return fmt.Errorf("replay progress: %w", err)
-	}
-	return os.Rename(tmp, p.path)
+	return checkpoint.Save(p.path, p)
 }
 
 // Replay publishes the snapshot files in capture order, skipping those a

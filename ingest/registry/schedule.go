@@ -2,15 +2,13 @@ package registry
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
-	"os"
-	"path/filepath"
 	"time"
 
 	"go.uber.org/zap"
 
+	"github.com/forum-mcp/forum/internal/checkpoint"
 	"github.com/forum-mcp/forum/schema"
 )
 
@@ -39,30 +37,13 @@ type Loop struct {
 
 func (l *Loop) load() (CrawlState, error) {
 	var st CrawlState
-	b, err := os.ReadFile(l.StatePath)
-	if errors.Is(err, os.ErrNotExist) {
-		return st, nil
-	}
-	if err != nil {
-		return st, fmt.Errorf("crawl state: %w", err)
-	}
-	if err := json.Unmarshal(b, &st); err != nil {
-		return st, fmt.Errorf("crawl state %s is corrupt (delete it for a full crawl): %w", l.StatePath, err)
+	if _, err := checkpoint.Load(l.StatePath, &st); err != nil {
+		return st, fmt.Errorf("crawl state (delete it for a full crawl): %w", err)
 	}
 	return st, nil
 }
 
-func (l *Loop) save(st CrawlState) error {
-	b, _ := json.Marshal(st)
-	if err := os.MkdirAll(filepath.Dir(l.StatePath), 0o755); err != nil {
-		return err
-	}
-	tmp := l.StatePath + ".tmp"
-	if err := os.WriteFile(tmp, b, 0o644); err != nil {
-		return err
-	}
-	return os.Rename(tmp, l.StatePath)
-}
+func (l *Loop) save(st CrawlState) error { return checkpoint.Save(l.StatePath, st) }
 
 // Once runs one crawl and publishes it.
 func (l *Loop) Once(ctx context.Context) (CrawlResult, error) {

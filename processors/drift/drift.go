@@ -43,11 +43,11 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"path/filepath"
 	"sort"
 	"sync"
 	"time"
 
+	ckpt "github.com/forum-mcp/forum/internal/checkpoint"
 	"github.com/forum-mcp/forum/processors/method"
 	"github.com/forum-mcp/forum/processors/trust"
 	"github.com/forum-mcp/forum/schema"
@@ -376,36 +376,5 @@ func (s *State) Save(path string) error {
 	return WriteFileAtomic(path, b)
 }
 
-// WriteFileAtomic writes b to path so that a crash at any point leaves
-// either the old or the new contents: temp file in the same directory,
-// fsync, rename, fsync of the directory.
-func WriteFileAtomic(path string, b []byte) error {
-	dir := filepath.Dir(path)
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return fmt.Errorf("checkpoint dir: %w", err)
-	}
-	tmp, err := os.CreateTemp(dir, "."+filepath.Base(path)+"-*")
-	if err != nil {
-		return fmt.Errorf("checkpoint: %w", err)
-	}
-	defer os.Remove(tmp.Name())
-	if _, err := tmp.Write(b); err != nil {
-		tmp.Close()
-		return fmt.Errorf("writing checkpoint: %w", err)
-	}
-	if err := tmp.Sync(); err != nil {
-		tmp.Close()
-		return fmt.Errorf("syncing checkpoint: %w", err)
-	}
-	if err := tmp.Close(); err != nil {
-		return fmt.Errorf("closing checkpoint: %w", err)
-	}
-	if err := os.Rename(tmp.Name(), path); err != nil {
-		return fmt.Errorf("installing checkpoint: %w", err)
-	}
-	if d, err := os.Open(dir); err == nil {
-		_ = d.Sync() // best effort: some file systems refuse directory fsync
-		d.Close()
-	}
-	return nil
-}
+// WriteFileAtomic writes b to path atomically (internal/checkpoint).
+func WriteFileAtomic(path string, b []byte) error { return ckpt.WriteFile(path, b) }
