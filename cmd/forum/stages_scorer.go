@@ -59,7 +59,7 @@ func init() {
 				// The other processors' states are set by their stages'
 				// start (stages_drift.go); the adapters read them at call
 				// time and report "not observed" while they are nil.
-				Sources:   scorer.Sources{Drift: lazyDrift{}, Incidents: lazyIncidents{}, Burst: lazyBurst{}},
+				Sources:   scorer.Sources{Drift: lazyDrift{}, Incidents: lazyIncidents{}, Burst: lazyBurst{}, Provenance: lazyProvenance{}},
 				Key:       key,
 				Committer: publish.NewFileCommitter(filepath.Join(a.cfg.DataDir, commitLogFile)),
 				Brokers:   a.brokers,

@@ -1,0 +1,114 @@
+package api_test
+
+import (
+	"encoding/json"
+	"net/http"
+	"net/http/httptest"
+	"net/url"
+	"testing"
+	"time"
+
+	"github.com/danielgtaylor/huma/v2"
+	"github.com/danielgtaylor/huma/v2/adapters/humago"
+
+	"github.com/forum-mcp/forum/api"
+	"github.com/forum-mcp/forum/ingest/github"
+	"github.com/forum-mcp/forum/processors/method"
+	"github.com/forum-mcp/forum/processors/provenance"
+)
+
+func provenanceServer(t *testing.T, st *provenance.State, at time.Time) *httptest.Server {
+	t.Helper()
+	mux := http.NewServeMux()
+	a := humago.New(mux, huma.DefaultConfig("forum provenance", api.Version))
+	opts := api.ProvenanceOptions{Now: func() time.Time { return at }}
+	if st != nil {
+		opts.Snapshot = func(now time.Time) *provenance.Snapshot { s := st.Snapshot(method.Current(), now); return &s }
+		opts.Observation = func(repo string) (github.Observation, bool) { return st.Observation(repo) }
+	}
+	api.ProvenanceRoutes(opts)(a)
+	srv := httptest.NewServer(mux)
+	t.Cleanup(srv.Close)
+	return srv
+}
+
+func getJSON(t *testing.T, u string, want int, v any) {
+	t.Helper()
+	res, err := http.Get(u)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer res.Body.Close()
+	if res.StatusCode != want {
+		t.Fatalf("GET %s: %d, want %d", u, res.StatusCode, want)
+	}
+	if v != nil {
+		if err := json.NewDecoder(res.Body).Decode(v); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+func TestProvenanceRoutes(t *testing.T) {
+	at := time.Date(2026, 11, 1, 0, 0, 0, 0, time.UTC)
+	day := 24 * time.Hour
+	st := provenance.NewState()
+	st.SetListings([]provenance.Listing{
+		{Server: "io.github.o/copycat", RepoURL: "https://github.com/o/copycat", ListedAt: at.Add(-200 * day)},
+		{Server: "io.github.o/fine", RepoURL: "https://github.com/o/fine", ListedAt: at.Add(-300 * day)},
+	})
+	st.Apply(github.Observation{Repo: "github.com/o/copycat", ID: "github:github.com/o/copycat@1", Status: github.StatusResolved, ObservedAt: at.Add(-time.Hour),
+		CreatedAt: at.Add(-100 * day), PushedAt: at.Add(-day), LicenseSPDX: "MIT", Commits: &github.CommitStats{ObservedAt: at.Add(-time.Hour), Count: 3, Authors: 2}},
+		github.Observation{Repo: "github.com/o/fine", ID: "github:github.com/o/fine@1", Status: github.StatusResolved, ObservedAt: at.Add(-time.Hour),
+			CreatedAt: at.Add(-301 * day), PushedAt: at.Add(-day), LicenseSPDX: "MIT", Commits: &github.CommitStats{ObservedAt: at.Add(-time.Hour), Count: 3, Authors: 2}})
+	srv := provenanceServer(t, st, at)
+
+	var br struct {
+		MethodVersion string               `json:"method_version"`
+		Gate          provenance.GateState `json:"gate"`
+		Rates         []provenance.Rate    `json:"rates"`
+	}
+	getJSON(t, srv.URL+"/v1/method/base-rates", 200, &br)
+	if br.MethodVersion != method.Version || !br.Gate.Open || len(br.Rates) != len(provenance.FlagNames()) {
+		t.Fatalf("base rates: %+v", br)
+	}
+	for _, r := range br.Rates {
+		if r.Flag == "repo_created_after_listing_gt30d" {
+			if r.Count != 1 || r.N != 2 || *r.Live != 0.5 || *r.Pinned != 0.001 || !r.Scored {
+				t.Fatalf("late rate: %+v", r)
+			}
+		}
+	}
+	var sp struct {
+		Server     string `json:"server"`
+		Provenance struct {
+			Value   *float64 `json:"value"`
+			Signals []struct {
+				ID       string `json:"id"`
+				Evidence []struct {
+					Kind, ID, URI string
+				} `json:"evidence"`
+			} `json:"signals"`
+		} `json:"provenance"`
+		Gate provenance.GateState `json:"gate"`
+	}
+	getJSON(t, srv.URL+"/v1/servers/"+url.PathEscape("io.github.o/copycat")+"/provenance", 200, &sp)
+	if sp.Server != "io.github.o/copycat" || sp.Provenance.Value == nil || *sp.Provenance.Value != 40 || len(sp.Provenance.Signals) != 1 ||
+		sp.Provenance.Signals[0].ID != "repo_created_after_listing_gt30d" || len(sp.Provenance.Signals[0].Evidence) != 1 {
+		t.Fatalf("server provenance: %+v", sp)
+	}
+	ev := sp.Provenance.Signals[0].Evidence[0]
+	var ob github.Observation
+	getJSON(t, srv.URL+ev.URI, 200, &ob)
+	if ob.ID != ev.ID {
+		t.Fatalf("evidence %s resolved to %s", ev.ID, ob.ID)
+	}
+	getJSON(t, srv.URL+"/v1/servers/nope%2Fx/provenance", 404, nil)
+	var g provenance.GateState
+	getJSON(t, srv.URL+"/v1/provenance/gate", 200, &g)
+	if !g.Open || g.CoveragePct != 100 || g.Resolvable != 2 {
+		t.Fatalf("gate: %+v", g)
+	}
+	off := provenanceServer(t, nil, at)
+	getJSON(t, off.URL+"/v1/method/base-rates", 503, nil)
+}

@@ -1,0 +1,148 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"text/tabwriter"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/forum-mcp/forum/processors/method"
+	"github.com/forum-mcp/forum/processors/provenance"
+)
+
+// 'forum calibrate': live vs pinned provenance base rates, and the explicit
+// adopt step (SPEC §4 "no silent retune").
+//
+// Where an adopted calibration goes: --adopt writes, into --out (default
+// DATA_DIR/method; point it at processors/method to put it in the repo):
+//   weights-<version>.json   the new weights file (the current one with the
+//                            adopted base rates and method_version = <version>)
+//   changelog.json           the embedded change log plus the new row
+//   CHANGELOG.md             the new row appended
+// The running scorer keeps using the weights compiled into the binary
+// (processors/method embeds weights-v0.1.0.json). The adopted file becomes
+// the method in force only when it is committed to processors/method and
+// method.WeightsFile/Version point at it — a reviewed change, never a
+// silent one. A version's file is never overwritten.
+
+func init() { registerCommand(newCalibrateCmd) }
+
+type calibrateReport struct {
+	At            time.Time            `json:"at"`
+	MethodVersion string               `json:"method_version"`
+	WeightsSHA256 string               `json:"weights_sha256"`
+	Gate          provenance.GateState `json:"gate"`
+	Rates         []provenance.Rate    `json:"rates"`
+	Adopted       *provenance.Adoption `json:"adopted,omitempty"`
+	Written       []string             `json:"written,omitempty"`
+}
+
+func newCalibrateCmd() *cobra.Command {
+	cfg := &config{}
+	var adopt, asJSON bool
+	var version, out, atStr, state string
+	var minN int
+	cmd := &cobra.Command{
+		Use:   "calibrate [--adopt --version V]",
+		Short: "Compare live provenance base rates with the pinned calibration; --adopt makes them a new method version",
+		Long: `calibrate reads the provenance processor's checkpoint (DATA_DIR/provenance-state.json:
+the latest GitHub observation per repo and the registry listings) and prints, for
+every provenance flag, the live registry-wide base rate (count / n), the rate pinned
+by the method version in force, and the difference in percentage points.
+
+Scores always use the pinned rates. --adopt writes a NEW method version: a new
+weights file with the live rates (only flags with n >= --min-n), a change-log row in
+changelog.json and CHANGELOG.md, into --out (default DATA_DIR/method). It never
+edits the current weights file, and refuses to overwrite a version. The new file
+is in force once committed to processors/method and named by method.WeightsFile.
+
+Examples:
+  forum calibrate --data-dir ./data
+  forum calibrate --adopt --version 0.1.0-draft6 --out processors/method`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if state == "" {
+				state = filepath.Join(cfg.DataDir, provenanceCheckpoint)
+			}
+			if _, err := os.Stat(state); err != nil {
+				return usageError{fmt.Errorf("no provenance state at %s (run the pipeline with 'forum github' first): %w", state, err)}
+			}
+			st, err := provenance.Load(state)
+			if err != nil {
+				return err
+			}
+			at := time.Now().UTC()
+			if atStr != "" {
+				if at, err = time.Parse(time.RFC3339, atStr); err != nil {
+					return usageError{fmt.Errorf("--at: %w", err)}
+				}
+			}
+			snap := st.Snapshot(method.Current(), at)
+			rep := calibrateReport{At: snap.At, MethodVersion: method.Version, WeightsSHA256: method.WeightsSHA256(), Gate: snap.Gate, Rates: snap.Rates}
+			if adopt {
+				if version == "" {
+					version = method.Version + "-cal" + at.Format("20060102")
+				}
+				a, err := provenance.Adopt(method.RawWeights(), snap.Rates, version, at.Format("2006-01-02"), minN)
+				if err != nil {
+					return err
+				}
+				if out == "" {
+					out = filepath.Join(cfg.DataDir, "method")
+				}
+				written, err := provenance.WriteAdoption(out, a)
+				if err != nil {
+					return err
+				}
+				rep.Adopted, rep.Written = &a, written
+			}
+			if asJSON {
+				enc := json.NewEncoder(cmd.OutOrStdout())
+				enc.SetIndent("", "  ")
+				return enc.Encode(rep)
+			}
+			printCalibration(cmd, rep)
+			return nil
+		},
+	}
+	cfg.bindCommon(cmd.Flags())
+	cmd.Flags().BoolVar(&adopt, "adopt", false, "write the live rates as a new method version (weights file + change-log row)")
+	cmd.Flags().StringVar(&version, "version", "", "the new method version for --adopt (default <current>-calYYYYMMDD)")
+	cmd.Flags().StringVar(&out, "out", "", "where --adopt writes (default DATA_DIR/method; processors/method for the repo)")
+	cmd.Flags().IntVar(&minN, "min-n", provenance.MinAdoptN, "smallest denominator whose live rate --adopt takes")
+	cmd.Flags().StringVar(&atStr, "at", "", "evaluate at this time (RFC 3339; default now)")
+	cmd.Flags().StringVar(&state, "state", "", "provenance checkpoint (default DATA_DIR/"+provenanceCheckpoint+")")
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print JSON")
+	return cmd
+}
+
+func printCalibration(cmd *cobra.Command, rep calibrateReport) {
+	w := tabwriter.NewWriter(cmd.OutOrStdout(), 2, 4, 2, ' ', 0)
+	fmt.Fprintf(w, "method %s  weights %s…  at %s\n", rep.MethodVersion, rep.WeightsSHA256[:12], rep.At.Format(time.RFC3339))
+	fmt.Fprintf(w, "coverage gate: open=%v  %.2f%% of %d repos fresh (< 48 h)\n\n", rep.Gate.Open, rep.Gate.CoveragePct, rep.Gate.Resolvable)
+	fmt.Fprintln(w, "flag\tlive\tcount/n\tpinned\tΔ pp\tdenominator")
+	f := func(p *float64, scale float64, format string) string {
+		if p == nil {
+			return "—"
+		}
+		return fmt.Sprintf(format, *p*scale)
+	}
+	for _, r := range rep.Rates {
+		fmt.Fprintf(w, "%s\t%s\t%d/%d\t%s\t%s\t%s\n", r.Flag, f(r.Live, 100, "%.2f%%"), r.Count, r.N, f(r.Pinned, 100, "%.2f%%"), f(r.DeltaPP, 1, "%+.2f"), r.Denominator)
+	}
+	w.Flush()
+	if rep.Adopted != nil {
+		fmt.Fprintf(cmd.OutOrStdout(), "\nadopted as method %s (previous %s):\n", rep.Adopted.Version, rep.Adopted.Previous)
+		for _, c := range rep.Adopted.Changed {
+			fmt.Fprintln(cmd.OutOrStdout(), "  "+c)
+		}
+		for _, p := range rep.Written {
+			fmt.Fprintln(cmd.OutOrStdout(), "  wrote "+p)
+		}
+		fmt.Fprintln(cmd.OutOrStdout(), "in force once committed to processors/method and named by method.WeightsFile (no silent retune)")
+	}
+}

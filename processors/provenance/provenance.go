@@ -1,0 +1,372 @@
+// Package provenance is the provenance processor (SPEC §1.2 and §4, issue 4).
+//
+// In: GitHub observations from provenance.obs (ingest/github), keyed by
+// repo, and the registry's listings (server, repository URL, first
+// listing), read from the store. Out: per-server provenance signals and the
+// provenance sub-score (computed by processors/trust from the PINNED
+// calibration of the method version), live registry-wide base rates for
+// every flag next to the pinned ones, and the coverage gate. The scorer
+// reads it through scorer.ProvenanceSource (Source); the API through
+// api/provenance.go.
+//
+// Flag definitions (pinned by tests; a server counts once):
+//   - repo_resolved: the last observation of the server's GitHub repo is
+//     200 (denominator: servers with a github.com repo URL that were observed).
+//   - GitHub-side flags are over servers whose repo is resolved:
+//     fork, archived, no_license (license.spdx_id null; NOASSERTION is a
+//     license), repo_under_30d (created_at younger than 30 d at now),
+//     stale_over_1y (pushed_at older than 365 d), stars_ge_100,
+//     repo_created_after_listing_gt30d (created_at − first listing > 30 d),
+//     repo_created_after_listing_1_30d (1 d ≤ lag ≤ 30 d).
+//   - Commit flags are over resolved servers whose commits were fetched:
+//     no_commits_90d (no commit since now−90 d, incl. 409 empty),
+//     single_author_90d (exactly one author among the fetched commits),
+//     commit_cap_hit (the page cap cut the listing), verified_commits_90d
+//     (at least one verified commit).
+//   - owner_older_than_1y needs GET /users/{login}, which the crawler does
+//     not spend budget on: live rate n = 0, the signal never fires.
+//   - Registry-side flags are over all listings: namespace_owner_mismatch,
+//     co_registration_cluster_with_hygiene, one_repo_many_servers_with_hygiene
+//     (trust.RegistryFacts + strict weak hygiene: fork or no_commits_90d).
+//
+// Coverage gate (SPEC §1.2): open while >= 99 % of the distinct github.com
+// repos listed have an observation (200, 404 or 409 alike) younger than
+// 48 h. The state (coverage %, counts, oldest observation) is in every
+// record through GateOpen and on the API.
+package provenance
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/url"
+	"os"
+	"path/filepath"
+	"sort"
+	"sync"
+	"time"
+
+	"github.com/forum-mcp/forum/ingest/github"
+	"github.com/forum-mcp/forum/processors/method"
+	"github.com/forum-mcp/forum/processors/scorer"
+	"github.com/forum-mcp/forum/processors/trust"
+)
+
+// Gate parameters (SPEC §1.2).
+const (
+	GateMinCoverage = 0.99
+	GateMaxAge      = 48 * time.Hour
+)
+
+// Flag names beyond the method's scored signals.
+const (
+	FlagRepoResolved = "repo_resolved"
+	FlagNoCommits90d = "no_commits_90d"
+	FlagStaleOver1y  = "stale_over_1y"
+)
+
+// Listing is one server as the processor sees it.
+type Listing struct {
+	Server   string    `json:"server"`
+	RepoURL  string    `json:"repo_url"`
+	ListedAt time.Time `json:"listed_at"`
+}
+
+// State holds the latest observation per repo and the listings. Safe for
+// concurrent use.
+type State struct {
+	mu       sync.RWMutex
+	obs      map[string]github.Observation
+	listings []Listing
+}
+
+// NewState returns an empty state.
+func NewState() *State { return &State{obs: map[string]github.Observation{}} }
+
+// Apply keeps each repo's newest observation; it is idempotent (a
+// redelivered or older observation changes nothing). Returns how many
+// observations were new.
+func (s *State) Apply(obs ...github.Observation) int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	n := 0
+	for _, o := range obs {
+		if o.Repo == "" {
+			continue
+		}
+		if cur, ok := s.obs[o.Repo]; ok && !stamp(o).After(stamp(cur)) {
+			continue
+		}
+		s.obs[o.Repo] = o
+		n++
+	}
+	return n
+}
+
+// stamp orders observations: the later of the repo and the commits
+// observation (a commit fetch re-publishes the repo observation it extends).
+func stamp(o github.Observation) time.Time {
+	t := o.ObservedAt
+	if o.Commits != nil && o.Commits.ObservedAt.After(t) {
+		t = o.Commits.ObservedAt
+	}
+	return t
+}
+
+// SetListings replaces the registry listings.
+func (s *State) SetListings(ls []Listing) {
+	cp := append([]Listing(nil), ls...)
+	sort.Slice(cp, func(i, j int) bool { return cp[i].Server < cp[j].Server })
+	s.mu.Lock()
+	s.listings = cp
+	s.mu.Unlock()
+}
+
+// Observation returns the latest observation of a repository URL.
+func (s *State) Observation(repoURL string) (github.Observation, bool) {
+	key, _, _, ok := github.RepoKey(repoURL)
+	if !ok {
+		return github.Observation{}, false
+	}
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	o, ok := s.obs[key]
+	return o, ok
+}
+
+// Len is the number of repos observed.
+func (s *State) Len() int {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	return len(s.obs)
+}
+
+// GateState is the coverage gate at a time.
+type GateState struct {
+	Open        bool       `json:"open"`
+	CoveragePct float64    `json:"coverage_pct"`
+	Resolvable  int        `json:"resolvable"` // distinct github.com repos listed
+	Fresh       int        `json:"fresh"`      // observed within max_age
+	Observed    int        `json:"observed"`
+	Oldest      *time.Time `json:"oldest_observation"`
+	MaxAgeHours float64    `json:"max_age_hours"`
+	MinCoverage float64    `json:"min_coverage"`
+	At          time.Time  `json:"at"`
+}
+
+// Gate computes the coverage gate at now.
+func (s *State) Gate(now time.Time) GateState {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	g := GateState{MaxAgeHours: GateMaxAge.Hours(), MinCoverage: GateMinCoverage, At: now.UTC()}
+	seen := map[string]bool{}
+	for _, l := range s.listings {
+		key, _, _, ok := github.RepoKey(l.RepoURL)
+		if !ok || seen[key] {
+			continue
+		}
+		seen[key] = true
+		g.Resolvable++
+		o, ok := s.obs[key]
+		if !ok {
+			continue
+		}
+		g.Observed++
+		if age := now.Sub(o.ObservedAt); age < GateMaxAge && age >= -time.Minute {
+			g.Fresh++
+		}
+		if g.Oldest == nil || o.ObservedAt.Before(*g.Oldest) {
+			t := o.ObservedAt.UTC()
+			g.Oldest = &t
+		}
+	}
+	if g.Resolvable > 0 {
+		g.CoveragePct = round2(100 * float64(g.Fresh) / float64(g.Resolvable))
+		g.Open = float64(g.Fresh) >= GateMinCoverage*float64(g.Resolvable)
+	}
+	return g
+}
+
+// Flags are the observable facts of one server (the definitions in the
+// package doc). Unknown is reported through the *Known fields.
+type Flags struct {
+	GitHubURL    bool    `json:"github_url"`
+	Observed     bool    `json:"observed"`
+	Resolved     bool    `json:"resolved"`
+	CommitsKnown bool    `json:"commits_known"`
+	Fork         bool    `json:"fork"`
+	Archived     bool    `json:"archived"`
+	NoLicense    bool    `json:"no_license"`
+	Under30d     bool    `json:"repo_under_30d"`
+	StaleOver1y  bool    `json:"stale_over_1y"`
+	Stars100     bool    `json:"stars_ge_100"`
+	LateGT30d    bool    `json:"repo_created_after_listing_gt30d"`
+	Late1to30d   bool    `json:"repo_created_after_listing_1_30d"`
+	NoCommits90d bool    `json:"no_commits_90d"`
+	SingleAuthor bool    `json:"single_author_90d"`
+	CapHit       bool    `json:"commit_cap_hit"`
+	Verified     bool    `json:"verified_commits_90d"`
+	Mismatch     bool    `json:"namespace_owner_mismatch"`
+	CoRegCluster bool    `json:"co_registration_cluster_with_hygiene"` // with hygiene
+	OneRepoMany  bool    `json:"one_repo_many_servers_with_hygiene"`   // with hygiene
+	LagDays      float64 `json:"listing_lag_days"`
+	RepoAgeDays  float64 `json:"repo_age_days"`
+}
+
+// FlagsOf derives a server's flags from its observation (nil: not
+// observed), listing and registry facts, at now.
+func FlagsOf(w *method.Weights, l Listing, o *github.Observation, f trust.Facts, now time.Time) Flags {
+	th := w.Provenance.Thresholds
+	var fl Flags
+	_, _, _, fl.GitHubURL = github.RepoKey(l.RepoURL)
+	fl.Mismatch = f.NamespaceOwnerMismatch
+	if o == nil {
+		return fl
+	}
+	fl.Observed = true
+	if o.Status != github.StatusResolved {
+		return fl
+	}
+	fl.Resolved = true
+	day := 24 * time.Hour
+	fl.Fork, fl.Archived, fl.NoLicense = o.Fork, o.Archived, o.LicenseSPDX == ""
+	if !o.CreatedAt.IsZero() {
+		fl.RepoAgeDays = now.Sub(o.CreatedAt).Hours() / 24
+		fl.Under30d = fl.RepoAgeDays >= 0 && fl.RepoAgeDays < th.RepoYoungDays
+		if !l.ListedAt.IsZero() {
+			fl.LagDays = o.CreatedAt.Sub(l.ListedAt).Hours() / 24
+			fl.LateGT30d = fl.LagDays > th.LateRepoStrongDays
+			fl.Late1to30d = !fl.LateGT30d && fl.LagDays >= th.LateRepoMildMinDays
+		}
+	}
+	fl.StaleOver1y = !o.PushedAt.IsZero() && now.Sub(o.PushedAt) > 365*day
+	fl.Stars100 = o.Stars >= th.StarsPositive
+	if c := o.Commits; c != nil && !c.ObservedAt.IsZero() {
+		fl.CommitsKnown = true
+		fl.NoCommits90d = c.Empty || c.Count == 0
+		fl.SingleAuthor = c.Authors == 1
+		fl.CapHit = c.CapHit
+		fl.Verified = c.Verified > 0
+	}
+	weak := fl.Fork || fl.NoCommits90d
+	fl.CoRegCluster = f.CoRegistrationCluster && weak
+	fl.OneRepoMany = f.RepoServers >= th.OneRepoMinServers && weak
+	return fl
+}
+
+// Input builds processors/trust's ProvenanceInput for a server.
+func Input(l Listing, o *github.Observation, f trust.Facts) trust.ProvenanceInput {
+	in := trust.ProvenanceInput{RepoURL: l.RepoURL, ListedAt: l.ListedAt.UTC(), Registry: f}
+	switch {
+	case l.RepoURL == "":
+		in.RepoStatus = trust.RepoUnresolved
+	case o == nil:
+		in.RepoStatus = trust.RepoNotObserved
+	default:
+		so := ScorerObservation(*o)
+		in.RepoStatus = so.Status
+		in.Observation = so.Evidence
+		in.RepoCreatedAt, in.OwnerCreatedAt = so.RepoCreatedAt, so.OwnerCreatedAt
+		in.Fork, in.Archived, in.LicenseSPDX = so.Fork, so.Archived, so.LicenseSPDX
+		in.SingleAuthor90d, in.NoCommits90d, in.CommitCapHit = so.SingleAuthor90d, so.NoCommits90d, so.CommitCapHit
+		in.VerifiedCommits90d, in.Stars = so.VerifiedCommits90d, so.Stars
+	}
+	return in
+}
+
+// EvidenceURI is where the API resolves a GitHub observation.
+func EvidenceURI(repo string) string {
+	return "/v1/provenance/observation?repo=" + url.QueryEscape(repo)
+}
+
+// ScorerObservation converts an observation to what the scorer reads.
+func ScorerObservation(o github.Observation) scorer.GitHubObservation {
+	so := scorer.GitHubObservation{
+		Status:   trust.RepoUnresolved,
+		Evidence: &trust.Evidence{Kind: trust.EvGitHubRepo, ID: o.ID, ObservedAt: o.ObservedAt.UTC(), URI: EvidenceURI(o.Repo)},
+	}
+	if o.Status != github.StatusResolved {
+		return so
+	}
+	so.Status = trust.RepoResolved
+	so.RepoCreatedAt, so.PushedAt, so.Stars = o.CreatedAt, o.PushedAt, o.Stars
+	so.Fork, so.Archived, so.Private, so.LicenseSPDX, so.OwnerLogin = o.Fork, o.Archived, o.Private, o.LicenseSPDX, o.OwnerLogin
+	if c := o.Commits; c != nil && !c.ObservedAt.IsZero() {
+		so.SingleAuthor90d = c.Authors == 1
+		so.NoCommits90d = c.Empty || c.Count == 0
+		so.CommitCapHit = c.CapHit
+		so.VerifiedCommits90d = c.Verified > 0
+	}
+	return so
+}
+
+// Source is the scorer's ProvenanceSource over a State.
+type Source struct{ State *State }
+
+// GitHub returns the server's repo observation.
+func (s Source) GitHub(_ string, repoURL string) (scorer.GitHubObservation, bool) {
+	o, ok := s.State.Observation(repoURL)
+	if !ok {
+		return scorer.GitHubObservation{}, false
+	}
+	return ScorerObservation(o), true
+}
+
+// GateOpen is the coverage gate at now.
+func (s Source) GateOpen(now time.Time) bool { return s.State.Gate(now).Open }
+
+var _ scorer.ProvenanceSource = Source{}
+
+// checkpoint is the on-disk state.
+type checkpoint struct {
+	Observations []github.Observation `json:"observations"`
+	Listings     []Listing            `json:"listings"`
+}
+
+// Save writes the observations atomically.
+func (s *State) Save(path string) error {
+	s.mu.RLock()
+	cp := checkpoint{Observations: make([]github.Observation, 0, len(s.obs))}
+	for _, o := range s.obs {
+		cp.Observations = append(cp.Observations, o)
+	}
+	cp.Listings = append([]Listing{}, s.listings...)
+	s.mu.RUnlock()
+	sort.Slice(cp.Observations, func(i, j int) bool { return cp.Observations[i].Repo < cp.Observations[j].Repo })
+	b, err := json.Marshal(cp)
+	if err != nil {
+		return err
+	}
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		return err
+	}
+	tmp := path + ".tmp"
+	if err := os.WriteFile(tmp, b, 0o644); err != nil {
+		return fmt.Errorf("provenance checkpoint: %w", err)
+	}
+	return os.Rename(tmp, path)
+}
+
+// Load reads a checkpoint ("" or a missing file: an empty state).
+func Load(path string) (*State, error) {
+	s := NewState()
+	if path == "" {
+		return s, nil
+	}
+	b, err := os.ReadFile(path)
+	if errors.Is(err, os.ErrNotExist) {
+		return s, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("provenance checkpoint: %w", err)
+	}
+	var cp checkpoint
+	if err := json.Unmarshal(b, &cp); err != nil {
+		return nil, fmt.Errorf("provenance checkpoint %s: %w", path, err)
+	}
+	s.Apply(cp.Observations...)
+	s.SetListings(cp.Listings)
+	return s, nil
+}
+
+func round2(x float64) float64 { return float64(int64(x*100+0.5)) / 100 }
