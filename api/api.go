@@ -395,5 +395,6 @@ func (h *handlers) internal(what string, err error) error {
 // published OpenAPI document (`forum openapi`, the golden file): the
 // document describes the whole API whatever a given process serves.
 func DocumentRoutes() []func(huma.API) {
-	return []func(huma.API){TrustRoutes(TrustOptions{}), IncidentRoutes(IncidentOptions{}), BurstRoutes(BurstOptions{})}
+	return []func(huma.API){TrustRoutes(TrustOptions{}), IncidentRoutes(IncidentOptions{}), BurstRoutes(BurstOptions{}),
+		ProvenanceRoutes(ProvenanceOptions{}), SearchRoutes(SearchOptions{}), ExportRoutes(ExportOptions{})}
 }

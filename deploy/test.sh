@@ -48,6 +48,31 @@ if [[ ${FORUM_TEST_SKIP_SERVICES:-} != 1 ]]; then
 	fi
 fi
 
+# --- begin: Python export tests (issue 7: api/export.go, tests/python) ---
+# pyarrow must read every Arrow/Parquet export with the documented schema and
+# the store's row counts, and notebooks/calibration.ipynb must run headless
+# (nbclient) and write its PNGs (to data/figures), and a bounded schemathesis
+# run fuzzes the API on loopback (no 5xx, responses match the OpenAPI
+# document). Installs the Python
+# packages from PyPI when missing (idempotent, quiet); exit 5 ("no tests
+# collected") counts as a failure.
+say "python tests: exports (pytest + pyarrow), calibration notebook (polars, matplotlib, nbclient), API fuzzing (schemathesis)"
+command -v python3 >/dev/null || { echo "test.sh: python3 is needed for tests/python" >&2; exit 1; }
+if ! python3 -c 'import pytest, pyarrow, polars, matplotlib, nbclient, nbformat, ipykernel, schemathesis' >/dev/null 2>&1; then
+	python3 -m pip install --quiet --disable-pip-version-check --root-user-action=ignore pytest pyarrow polars matplotlib nbclient nbformat ipykernel schemathesis
+fi
+mkdir -p data/figures
+set +e
+FORUM_FIGURES_DIR="$repo/data/figures" python3 -m pytest -q -p no:cacheprovider tests/python
+py_status=$?
+set -e
+if [[ $py_status -ne 0 ]]; then
+	[[ $py_status -eq 5 ]] && echo "test.sh: pytest collected no tests in tests/python" >&2
+	echo "test.sh: python export tests failed (exit $py_status)" >&2
+	exit 1
+fi
+# --- end: Python export tests ---
+
 # The end-to-end replay tests (build the binary, SIGKILL it, restart) run here.
 export FORUM_TEST_E2E=1
 

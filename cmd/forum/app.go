@@ -117,6 +117,9 @@ type stageSpec struct {
 	// start builds the stage on the app's bus and store (and may add API
 	// routes to a.routes); the returned func runs until ctx ends.
 	start func(ctx context.Context, a *app) (run func(ctx context.Context) error, err error)
+	// serve marks stages that need only the store and feed the API (search
+	// index, exports): 'forum serve' runs these too.
+	serve bool
 }
 
 var stages []stageSpec
@@ -128,9 +131,13 @@ var extraCommands []func() *cobra.Command
 
 func registerCommand(f func() *cobra.Command) { extraCommands = append(extraCommands, f) }
 
-// startStages starts every registered stage in g.
-func (a *app) startStages(ctx context.Context, g *group, gctx context.Context) error {
+// startStages starts every registered stage in g (only the serve ones when
+// serveOnly is set).
+func (a *app) startStages(ctx context.Context, g *group, gctx context.Context, serveOnly ...bool) error {
 	for _, s := range stages {
+		if len(serveOnly) > 0 && serveOnly[0] && !s.serve {
+			continue
+		}
 		run, err := s.start(ctx, a)
 		if err != nil {
 			return fmt.Errorf("starting %s: %w", s.name, err)

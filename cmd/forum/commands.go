@@ -228,7 +228,14 @@ use 'replay --serve'.`,
 			if err := a.addStoreRoutes(); err != nil {
 				return err
 			}
-			return a.serveAPI(cmd.Context())
+			g, gctx := newGroup(ctx)
+			if err := a.startStages(ctx, g, gctx, true); err != nil {
+				g.cancel()
+				_ = g.Wait()
+				return err
+			}
+			g.Go("api", func() error { return a.serveAPI(gctx) })
+			return g.Wait()
 		},
 	}
 	cfg.bindCommon(cmd.Flags())

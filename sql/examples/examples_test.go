@@ -98,6 +98,18 @@ type result struct {
 
 // expected holds, per example file, the rows hand-computed from the dataset.
 var expected = map[string]result{
+	// In the window, not_checked left out: ok a1 a2 b1 (the rewrite) b3 b4 →
+	// 5 checks on 2 servers; auth_required a3 c1 c2 → 3 on 2; handshake_failed
+	// b2 → 1 on 1; unreachable a4 b5 → 2 on 2; 11 attempted checks in all.
+	"health_outcome_rates_30d.sql": {
+		cols: []string{"outcome", "checks", "servers", "share"},
+		rows: [][]string{
+			{"auth_required", "3", "2", "0.2727272727272727"},
+			{"handshake_failed", "1", "1", "0.09090909090909091"},
+			{"ok", "5", "2", "0.45454545454545453"},
+			{"unreachable", "2", "2", "0.18181818181818182"},
+		},
+	},
 	// a/alpha: a1 ok, a2 ok, a3 auth_required, a4 unreachable → 3 of 4 up;
 	//          answered latencies {100, 300} → median 200.
 	// b/beta:  b1 ok (the rewrite), b2 handshake_failed, b3 ok, b4 ok,

@@ -1,0 +1,391 @@
+package search_test
+
+import (
+	"context"
+	"errors"
+	"math"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/forum-mcp/forum/api/search"
+	"github.com/forum-mcp/forum/ingest/registry"
+	"github.com/forum-mcp/forum/processors/scorer"
+	"github.com/forum-mcp/forum/schema"
+)
+
+var (
+	realOnce sync.Once
+	realDocs []search.Doc
+	realErr  error
+)
+
+// bundledDocs computes the records of the bundled real 2025-10-09 snapshot
+// with the scorer's pure Compute (no health checks, no other processors) and
+// turns them into Docs with the registry text.
+func bundledDocs(t *testing.T) []search.Doc {
+	t.Helper()
+	realOnce.Do(func() {
+		files, err := registry.ListSnapshots("../../ingest/registry/testdata/snapshots")
+		if err != nil {
+			realErr = err
+			return
+		}
+		for _, f := range files {
+			if !strings.HasPrefix(f.CapturedAt.Format("2006-01-02"), "2025-10-09") {
+				continue
+			}
+			es, _, _, err := registry.LoadSnapshotFile(f)
+			if err != nil {
+				realErr = err
+				return
+			}
+			var in []scorer.ServerInput
+			byName := map[string]schema.Entry{}
+			for _, e := range es {
+				if e.Meta.IsLatest {
+					in = append(in, scorer.ServerInput{Entry: e})
+					byName[e.Server.Name] = e
+				}
+			}
+			recs := scorer.Compute(in, scorer.Sources{}, scorer.Meta{PublicationID: scorer.PublicationID(f.CapturedAt), ComputedAt: f.CapturedAt}, nil)
+			for _, r := range recs {
+				e := byName[r.Server]
+				realDocs = append(realDocs, search.DocFromRecord(r, e.Server.Title, e.Server.Description, nil))
+			}
+		}
+		if len(realDocs) == 0 {
+			realErr = errors.New("no 2025-10-09 snapshot")
+		}
+	})
+	if realErr != nil {
+		t.Fatal(realErr)
+	}
+	return append([]search.Doc(nil), realDocs...)
+}
+
+func build(t *testing.T, docs []search.Doc) *search.Snapshot {
+	t.Helper()
+	s, err := search.Build(context.Background(), "pub-test", docs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { s.Close() })
+	return s
+}
+
+func find(rs []search.Result, name string) (int, search.Result) {
+	for i, r := range rs {
+		if r.Name == name {
+			return i, r
+		}
+	}
+	return -1, search.Result{}
+}
+
+func TestVerifiedNamespaceFirst(t *testing.T) {
+	s := build(t, bundledDocs(t))
+	for _, tc := range []struct{ q, ns string }{
+		{"supabase", "com.supabase"},
+		{"notion", "com.notion"},
+		{"figma design", "com.figma.mcp"},
+		{"vercel deploy", "com.vercel"},
+	} {
+		resp, err := s.Search(context.Background(), tc.q, 10, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(resp.Results) == 0 {
+			t.Fatalf("%q: no results", tc.q)
+		}
+		top := resp.Results[0]
+		if schema.Namespace(top.Name) != tc.ns || top.NSMatch != 1 {
+			t.Errorf("%q: first is %s (ns_match %v), want a %s server", tc.q, top.Name, top.NSMatch, tc.ns)
+		}
+		// the boost needs a term naming the namespace: other matches have none
+		for _, r := range resp.Results {
+			if schema.Namespace(r.Name) != tc.ns && r.NSMatch != 0 && !strings.Contains(r.Name, strings.Split(tc.q, " ")[0]) {
+				t.Errorf("%q: %s has ns_match", tc.q, r.Name)
+			}
+		}
+	}
+}
+
+func TestGenericLabelsDoNotMatch(t *testing.T) {
+	for _, n := range []string{"io.github.foo/bar", "com.stripe/mcp", "ai.smithery/x", "local/x"} {
+		for _, l := range search.NamespaceLabels(n) {
+			if l == "io" || l == "github" || l == "com" || l == "ai" {
+				t.Errorf("%s: generic label %q kept", n, l)
+			}
+		}
+	}
+	if got := search.NamespaceLabels("com.stripe/mcp"); len(got) != 1 || got[0] != "stripe" {
+		t.Errorf("com.stripe labels %v", got)
+	}
+	if got := search.NamespaceLabels("nodots/x"); got != nil {
+		t.Errorf("a one-label namespace is not reverse-DNS: %v", got)
+	}
+}
+
+// twins adds two servers with the same text and same-shaped names to the
+// real population, so their bm25, coverage and score are equal.
+func twins(t *testing.T, mod func(*search.Doc)) (*search.Snapshot, string, string) {
+	docs := bundledDocs(t)
+	a := search.Doc{Name: "io.github.twinalpha/weatherglass", Description: "Weatherglass forecasts barometric pressure for any city", Score: 40, Categories: []string{"location-travel"}}
+	b := a
+	b.Name = "io.github.twinbravo/weatherglass"
+	mod(&b)
+	docs = append(docs, a, b)
+	return build(t, docs), a.Name, b.Name
+}
+
+func TestFlaggedFallsBelowEqualUnflagged(t *testing.T) {
+	s, plain, flagged := twins(t, func(d *search.Doc) { d.Flags = []string{"placeholder"} })
+	resp, err := s.Search(context.Background(), "weatherglass barometric", 50, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ip, rp := find(resp.Results, plain)
+	iflag, rf := find(resp.Results, flagged)
+	if ip < 0 || iflag < 0 {
+		t.Fatalf("twins not found: %v", resp.Results)
+	}
+	if ip >= iflag {
+		t.Errorf("flagged at %d, unflagged at %d", iflag, ip)
+	}
+	if math.Abs(rf.Rank-0.5*rp.Rank) > 1e-12 || rf.Relevance != rp.Relevance {
+		t.Errorf("flagged rank %v, unflagged %v: want exactly half", rf.Rank, rp.Rank)
+	}
+}
+
+func TestDownServerFallsBy15Percent(t *testing.T) {
+	for _, o := range []string{"unreachable", "handshake_failed"} {
+		s, up, down := twins(t, func(d *search.Doc) { d.LastOutcome = o })
+		resp, err := s.Search(context.Background(), "weatherglass", 50, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		iu, ru := find(resp.Results, up)
+		id, rd := find(resp.Results, down)
+		if iu < 0 || id < 0 || iu >= id {
+			t.Fatalf("%s: up at %d, down at %d", o, iu, id)
+		}
+		if math.Abs(rd.Rank-0.85*ru.Rank) > 1e-12 {
+			t.Errorf("%s: rank %v vs %v, want ×0.85", o, rd.Rank, ru.Rank)
+		}
+	}
+	// auth_required and ok are not penalised
+	s, up, other := twins(t, func(d *search.Doc) { d.LastOutcome = "auth_required" })
+	resp, _ := s.Search(context.Background(), "weatherglass", 50, nil)
+	_, ru := find(resp.Results, up)
+	_, ro := find(resp.Results, other)
+	if ru.Rank != ro.Rank {
+		t.Errorf("auth_required changed the rank: %v vs %v", ro.Rank, ru.Rank)
+	}
+}
+
+func TestRealFlaggedServersAreHalved(t *testing.T) {
+	s := build(t, bundledDocs(t))
+	resp, err := s.Search(context.Background(), "test demo example server", 100, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := 0
+	for _, r := range resp.Results {
+		want := (search.WRelevance*r.Relevance + search.WCoverage*r.Coverage + search.WNamespace*r.NSMatch + search.WScore*float64(r.Score)/100)
+		if len(r.Flags) > 0 {
+			want *= 0.5
+			n++
+		}
+		if math.Abs(r.Rank-want) > 1e-12 {
+			t.Errorf("%s: rank %v, formula gives %v", r.Name, r.Rank, want)
+		}
+	}
+	if n == 0 {
+		t.Error("no flagged server among the results of a test/demo query")
+	}
+	if resp.Results[0].Relevance != 1 && resp.Results[0].Multiplier == 1 {
+		// the best bm25 has relevance 1; it may not be first, but someone has it
+		found := false
+		for _, r := range resp.Results {
+			found = found || r.Relevance == 1
+		}
+		if !found {
+			t.Error("no result has relevance 1")
+		}
+	}
+}
+
+func TestSponsoredNeverChangesOrganicOrder(t *testing.T) {
+	docs := bundledDocs(t)
+	// Without health checks nobody in the snapshot reaches 50: lift a few
+	// "database" servers so the slot has candidates, and keep one under 50.
+	lifted := 0
+	for i := range docs {
+		if strings.Contains(strings.ToLower(docs[i].Description), "database") && lifted < 4 {
+			docs[i].Score = 55 + lifted*5
+			lifted++
+		}
+	}
+	s := build(t, docs)
+	ctx := context.Background()
+	base, err := s.Search(ctx, "database sql", 30, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(base.Sponsored) != 0 {
+		t.Fatal("sponsored without a campaign")
+	}
+	var low, high []string
+	for _, r := range base.Results {
+		if r.Score >= 50 {
+			high = append(high, r.Name)
+		} else {
+			low = append(low, r.Name)
+		}
+	}
+	if len(high) == 0 || len(low) == 0 {
+		t.Fatalf("need both kinds of candidates: %d ≥ 50, %d < 50", len(high), len(low))
+	}
+	for _, campaign := range [][]string{
+		{high[len(high)-1]},
+		{low[0], high[0]},
+		{low[len(low)-1]},
+		{"com.nowhere/not-a-match", high[0], high[len(high)-1]},
+	} {
+		got, err := s.Search(ctx, "database sql", 30, campaign)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(got.Results) != len(base.Results) {
+			t.Fatalf("campaign %v changed the organic count", campaign)
+		}
+		for i := range got.Results {
+			if got.Results[i].Name != base.Results[i].Name || got.Results[i].Rank != base.Results[i].Rank {
+				t.Fatalf("campaign %v changed organic position %d", campaign, i)
+			}
+		}
+		if len(got.Sponsored) > 1 {
+			t.Errorf("campaign %v: %d sponsored", campaign, len(got.Sponsored))
+		}
+		for _, sp := range got.Sponsored {
+			if sp.Score < 50 {
+				t.Errorf("campaign %v: sponsored %s scores %d", campaign, sp.Name, sp.Score)
+			}
+		}
+	}
+	got, _ := s.Search(ctx, "database sql", 30, []string{low[0], high[0]})
+	if len(got.Sponsored) != 1 || got.Sponsored[0].Name != high[0] {
+		t.Errorf("sponsored %v, want %s (the first eligible in campaign order)", got.Sponsored, high[0])
+	}
+	got, _ = s.Search(ctx, "database sql", 30, []string{low[len(low)-1]})
+	if len(got.Sponsored) != 0 {
+		t.Errorf("a server under 50 was sponsored: %v", got.Sponsored)
+	}
+}
+
+func TestQueryBounds(t *testing.T) {
+	for _, q := range []string{"", "   ", "!!! ---", strings.Repeat("a", search.MaxQueryBytes+1), "a b c d e f g h i",
+		strings.Repeat("x", search.MaxTermBytes+1)} {
+		if _, err := search.ParseQuery(q); !errors.Is(err, search.ErrBadQuery) {
+			t.Errorf("%.40q: %v, want ErrBadQuery", q, err)
+		}
+	}
+	terms, err := search.ParseQuery(`Stripe "payments" OR NEAR(x) stripe*`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.Join(terms, ",") != "stripe,payments,or,near,x" {
+		t.Errorf("terms %v", terms)
+	}
+	// FTS5 syntax in the query is inert
+	s := build(t, bundledDocs(t))
+	if _, err := s.Search(context.Background(), `name:"x" AND ^foo NOT bar*`, 10, nil); err != nil {
+		t.Errorf("FTS5 syntax reached the engine: %v", err)
+	}
+}
+
+func TestLeaderboard(t *testing.T) {
+	s := build(t, bundledDocs(t))
+	lb := s.Leaderboard("", 0)
+	if len(lb) == 0 {
+		t.Fatal("empty leaderboard")
+	}
+	perNS := map[string]int{}
+	for i, d := range lb {
+		if len(d.Flags) > 0 {
+			t.Errorf("flagged %s listed", d.Name)
+		}
+		perNS[schema.Namespace(d.Name)]++
+		if perNS[schema.Namespace(d.Name)] > 2 {
+			t.Errorf("more than 2 of %s", schema.Namespace(d.Name))
+		}
+		if i > 0 && (lb[i-1].Score < d.Score || lb[i-1].Score == d.Score && lb[i-1].Name > d.Name) {
+			t.Errorf("order at %d: %s %d after %s %d", i, d.Name, d.Score, lb[i-1].Name, lb[i-1].Score)
+		}
+	}
+	cat := lb[0].Categories[0]
+	for _, d := range s.Leaderboard(cat, 5) {
+		ok := false
+		for _, c := range d.Categories {
+			ok = ok || c == cat
+		}
+		if !ok {
+			t.Errorf("%s is not in %s", d.Name, cat)
+		}
+	}
+	if n := len(s.Leaderboard("", 3)); n != 3 {
+		t.Errorf("limit 3 gave %d", n)
+	}
+}
+
+// TestSwapDoesNotBlockQueries queries continuously while new snapshots are
+// built and swapped in.
+func TestSwapDoesNotBlockQueries(t *testing.T) {
+	docs := bundledDocs(t)
+	var x search.Index
+	x.Grace = 50 * time.Millisecond
+	if _, err := x.Search(context.Background(), "notion", 5, nil); !errors.Is(err, search.ErrNotReady) {
+		t.Fatalf("before the first build: %v", err)
+	}
+	first := build(t, docs)
+	x.Swap(first)
+	ctx, cancel := context.WithCancel(context.Background())
+	var wg sync.WaitGroup
+	var fails, done int64
+	var mu sync.Mutex
+	for w := 0; w < 4; w++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for ctx.Err() == nil {
+				_, err := x.Search(context.Background(), "notion database", 5, nil)
+				mu.Lock()
+				done++
+				if err != nil {
+					fails++
+				}
+				mu.Unlock()
+			}
+		}()
+	}
+	for i := 0; i < 3; i++ {
+		s, err := search.Build(context.Background(), "pub-"+string(rune('a'+i)), docs)
+		if err != nil {
+			t.Fatal(err)
+		}
+		x.Swap(s)
+		time.Sleep(20 * time.Millisecond)
+	}
+	time.Sleep(100 * time.Millisecond)
+	cancel()
+	wg.Wait()
+	if fails > 0 || done == 0 {
+		t.Errorf("%d of %d queries failed across swaps", fails, done)
+	}
+	if x.Current().PublicationID != "pub-c" {
+		t.Errorf("current %s", x.Current().PublicationID)
+	}
+	x.Current().Close()
+}
