@@ -131,11 +131,21 @@ var extraCommands []func() *cobra.Command
 
 func registerCommand(f func() *cobra.Command) { extraCommands = append(extraCommands, f) }
 
-// startStages starts every registered stage in g (only the serve ones when
-// serveOnly is set).
-func (a *app) startStages(ctx context.Context, g *group, gctx context.Context, serveOnly ...bool) error {
+// Which registered stages startStages starts.
+const (
+	stagesAll       = iota // run, replay
+	stagesServeOnly        // serve: the ones that only feed the API
+	stagesNoServe          // process: no API, so none of those
+)
+
+// startStages starts the registered stages that which selects in g.
+func (a *app) startStages(ctx context.Context, g *group, gctx context.Context, which ...int) error {
+	mode := stagesAll
+	if len(which) > 0 {
+		mode = which[0]
+	}
 	for _, s := range stages {
-		if len(serveOnly) > 0 && serveOnly[0] && !s.serve {
+		if (mode == stagesServeOnly && !s.serve) || (mode == stagesNoServe && s.serve) {
 			continue
 		}
 		run, err := s.start(ctx, a)

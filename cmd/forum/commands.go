@@ -15,6 +15,7 @@ import (
 	"github.com/forum-mcp/forum/api"
 	"github.com/forum-mcp/forum/bus"
 	"github.com/forum-mcp/forum/ingest/differ"
+	"github.com/forum-mcp/forum/ingest/github"
 	"github.com/forum-mcp/forum/ingest/probe"
 	"github.com/forum-mcp/forum/ingest/registry"
 	"github.com/forum-mcp/forum/schema"
@@ -113,7 +114,7 @@ func newIngestCmd() *cobra.Command {
 	var role string
 	var once bool
 	cmd := &cobra.Command{
-		Use:   "ingest --role registry|probe-scheduler|prober",
+		Use:   "ingest --role registry|probe-scheduler|prober|github",
 		Short: "Run a source alone: the registry crawler, the probe scheduler or a prober",
 		Long: `ingest runs one source and publishes what it reads on the bus. Roles:
   registry         crawl the registry (full, then updated_since) onto registry.records
@@ -121,15 +122,17 @@ func newIngestCmd() *cobra.Command {
                    onto probe.requests (reads the latest view from the store)
   prober           execute probe requests and publish health.checks; run as many as
                    needed, they share the work as one consumer group
+  github           crawl the GitHub repo of every listed server onto provenance.obs
+                   (GITHUB_TOKEN for 5,000 requests/h; 'forum github' has the flags)
 
 At scale, point it at the shared Kafka with --kafka-brokers and run 'forum
 process' and 'forum serve' beside it.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			switch role {
-			case "registry", "probe-scheduler", "prober":
+			case "registry", "probe-scheduler", "prober", "github":
 			default:
-				return usageError{fmt.Errorf("--role %q: the roles are: registry, probe-scheduler, prober", role)}
+				return usageError{fmt.Errorf("--role %q: the roles are: registry, probe-scheduler, prober, github", role)}
 			}
 			ctx := cmd.Context()
 			a, err := openApp(ctx, cfg, withBus)
@@ -151,6 +154,20 @@ process' and 'forum serve' beside it.`,
 					return err
 				}
 				return w.Run(cmd.Context())
+			case "github":
+				// The same crawler as 'forum github', with its defaults.
+				if err := a.openStore(cmd.Context()); err != nil {
+					return err
+				}
+				if err := ensureProvenanceTopic(cmd.Context(), a); err != nil {
+					return err
+				}
+				run, err := githubCrawler(a, githubFlags{token: os.Getenv("GITHUB_TOKEN"), base: envOr("FORUM_GITHUB_API", github.DefaultBaseURL),
+					pageCap: github.DefaultCommitPageCap, refresh: github.DefaultRefresh})
+				if err != nil {
+					return err
+				}
+				return run(cmd.Context())
 			}
 			loop, closeLoop, err := a.crawlLoop(cf)
 			if err != nil {
@@ -195,7 +212,8 @@ func newProcessCmd() *cobra.Command {
 			g, gctx := newGroup(ctx)
 			g.Go("differ", func() error { return stage.Run(gctx) })
 			g.Go("history", func() error { return a.sink().Run(gctx, a.brokers) })
-			if err := a.startStages(ctx, g, gctx); err != nil {
+			// No API here: the stages that only feed it (search, exports) stay off.
+			if err := a.startStages(ctx, g, gctx, stagesNoServe); err != nil {
 				g.cancel()
 				_ = g.Wait()
 				return err
@@ -229,7 +247,7 @@ use 'replay --serve'.`,
 				return err
 			}
 			g, gctx := newGroup(ctx)
-			if err := a.startStages(ctx, g, gctx, true); err != nil {
+			if err := a.startStages(ctx, g, gctx, stagesServeOnly); err != nil {
 				g.cancel()
 				_ = g.Wait()
 				return err
