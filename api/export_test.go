@@ -22,6 +22,7 @@ import (
 	"github.com/danielgtaylor/huma/v2"
 
 	"github.com/forum-mcp/forum/api"
+	"github.com/forum-mcp/forum/internal/testenv"
 	"github.com/forum-mcp/forum/processors/history"
 	"github.com/forum-mcp/forum/processors/scorer"
 	"github.com/forum-mcp/forum/schema"
@@ -124,10 +125,7 @@ func TestExportBatchesMatchTheStore(t *testing.T) {
 // TestIntegrationClickHouseExport runs the same export against ClickHouse
 // (FORUM_TEST_CLICKHOUSE names the server; unset, it skips).
 func TestIntegrationClickHouseExport(t *testing.T) {
-	base := os.Getenv("FORUM_TEST_CLICKHOUSE")
-	if base == "" {
-		t.Skip("FORUM_TEST_CLICKHOUSE is not set")
-	}
+	base := testenv.Service(t, "FORUM_TEST_CLICKHOUSE", "run `deploy/clickhouse.sh start` and set it to $(deploy/clickhouse.sh dsn)")
 	b := make([]byte, 6)
 	if _, err := rand.Read(b); err != nil {
 		t.Fatal(err)

@@ -16,6 +16,7 @@ import (
 	"go.uber.org/zap/zaptest"
 
 	"github.com/forum-mcp/forum/bus"
+	"github.com/forum-mcp/forum/internal/testenv"
 )
 
 // The bus suite: one set of checks that runs against the embedded kfake
@@ -67,7 +68,7 @@ func kafkaBrokersFromEnv(t *testing.T) []string {
 		if raw != "" {
 			t.Fatalf("%s=%q names no broker", kafkaEnv, raw)
 		}
-		t.Skipf("%s not set: no real Kafka to test against (deploy/kafka.sh start; %s=$(deploy/kafka.sh brokers))", kafkaEnv, kafkaEnv)
+		testenv.Unavailable(t, "%s not set: no real Kafka to test against (deploy/kafka.sh start; %s=$(deploy/kafka.sh brokers))", kafkaEnv, kafkaEnv)
 	}
 	return brokers
 }

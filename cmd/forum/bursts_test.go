@@ -38,10 +38,7 @@ func checkpoints(t *testing.T, dir string) map[string][]byte {
 // their checkpointed states equal those of an uninterrupted run, byte for
 // byte (the checkpoints are canonical JSON).
 func TestDriftStagesSurviveSIGKILL(t *testing.T) {
-	requireE2E(t)
-	if testing.Short() {
-		t.Skip("builds and runs the binary ~25 times")
-	}
+	requireE2E(t) // builds and runs the binary ~25 times
 	forumBin(t)
 	clean := t.TempDir()
 	if out, err := replayCmd(t, clean).CombinedOutput(); err != nil {

@@ -18,6 +18,7 @@ import (
 	ch "github.com/ClickHouse/clickhouse-go/v2"
 	"github.com/segmentio/kafka-go"
 
+	"github.com/forum-mcp/forum/internal/testenv"
 	"github.com/forum-mcp/forum/schema"
 	"github.com/forum-mcp/forum/sql/clickhouse"
 	"github.com/forum-mcp/forum/sql/duckdb"
@@ -37,9 +38,7 @@ var (
 // fast unit run. deploy/test.sh, and so CI, sets FORUM_TEST_E2E=1.
 func requireE2E(t *testing.T) {
 	t.Helper()
-	if os.Getenv("FORUM_TEST_E2E") == "" {
-		t.Skip("end-to-end replay test: set FORUM_TEST_E2E=1 (deploy/test.sh does)")
-	}
+	testenv.Service(t, "FORUM_TEST_E2E", "end-to-end replay test: set FORUM_TEST_E2E=1 (deploy/test.sh does)")
 }
 
 // forumBin builds the real binary once per test run.
@@ -236,10 +235,7 @@ func TestReplaySurvivesSIGKILL(t *testing.T) {
 // TestIntegrationClickHouseReplay runs the same replay with the ClickHouse
 // store (one code path, two engines) and expects exactly the DuckDB contents.
 func TestIntegrationClickHouseReplay(t *testing.T) {
-	dsn := os.Getenv("FORUM_TEST_CLICKHOUSE")
-	if dsn == "" {
-		t.Skip("FORUM_TEST_CLICKHOUSE not set (e.g. $(deploy/clickhouse.sh dsn))")
-	}
+	dsn := testenv.Service(t, "FORUM_TEST_CLICKHOUSE", "e.g. $(deploy/clickhouse.sh dsn)")
 	dbDSN := strings.TrimRight(dsn, "/") + fmt.Sprintf("/forum_replay_%d", time.Now().UnixNano())
 	ctx := context.Background()
 
@@ -277,10 +273,7 @@ func TestIntegrationClickHouseReplay(t *testing.T) {
 // pipeline's topics are deleted first, so the test starts from an empty bus
 // also on a broker that served an earlier run.
 func TestIntegrationKafkaReplay(t *testing.T) {
-	brokers := os.Getenv("FORUM_TEST_KAFKA")
-	if brokers == "" {
-		t.Skip("FORUM_TEST_KAFKA not set (e.g. $(deploy/kafka.sh brokers))")
-	}
+	brokers := testenv.Service(t, "FORUM_TEST_KAFKA", "e.g. $(deploy/kafka.sh brokers)")
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	cl := &kafka.Client{Addr: kafka.TCP(strings.Split(brokers, ",")...), Timeout: 10 * time.Second}

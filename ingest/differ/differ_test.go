@@ -4,7 +4,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"maps"
-	"os"
 	"os/exec"
 	"path/filepath"
 	"testing"
@@ -12,6 +11,7 @@ import (
 
 	"github.com/forum-mcp/forum/ingest/differ"
 	"github.com/forum-mcp/forum/ingest/registry"
+	"github.com/forum-mcp/forum/internal/testenv"
 	"github.com/forum-mcp/forum/schema"
 )
 
@@ -66,9 +66,7 @@ func addCounts(a, b map[string]int) map[string]int {
 func refReplay(t *testing.T, dir string) (map[string]int, []string) {
 	t.Helper()
 	script := "../../../shared/tools/refdiff.py"
-	if _, err := os.Stat(script); err != nil {
-		t.Skip("reference differ not beside this checkout")
-	}
+	testenv.Path(t, script, "the reference differ comes with shared/, beside the checkout")
 	out, err := exec.Command("python3", script, "--replay", dir).Output()
 	if err != nil {
 		t.Fatalf("refdiff: %v", err)
@@ -96,9 +94,7 @@ func TestReplayBundledMatchesReference(t *testing.T) {
 }
 
 func TestReplayCorpusMatchesReference(t *testing.T) {
-	if _, err := os.Stat(corpusDir); err != nil {
-		t.Skip("shared corpus not beside this checkout")
-	}
+	testenv.Path(t, corpusDir, "the real corpus comes with shared/, beside the checkout")
 	want, wantPartial := refReplay(t, corpusDir)
 	got, partial := replay(t, corpusDir)
 	if !maps.Equal(got, want) {

@@ -15,6 +15,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/forum-mcp/forum/internal/testenv"
 	"github.com/forum-mcp/forum/schema"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -499,7 +500,7 @@ func listen127(t *testing.T, ip string, h http.Handler) *httptest.Server {
 	t.Helper()
 	ln, err := net.Listen("tcp", ip+":0")
 	if err != nil {
-		t.Skipf("cannot listen on %s: %v", ip, err)
+		testenv.Unavailable(t, "cannot listen on %s: %v", ip, err)
 	}
 	ts := httptest.NewUnstartedServer(h)
 	ts.Listener.Close()

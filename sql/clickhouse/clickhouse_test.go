@@ -4,7 +4,6 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
-	"os"
 	"strings"
 	"testing"
 	"time"
@@ -12,6 +11,7 @@ import (
 	ch "github.com/ClickHouse/clickhouse-go/v2"
 	"go.uber.org/zap/zaptest"
 
+	"github.com/forum-mcp/forum/internal/testenv"
 	"github.com/forum-mcp/forum/sql/store"
 	"github.com/forum-mcp/forum/sql/store/storetest"
 )
@@ -22,10 +22,7 @@ import (
 const envDSN = "FORUM_TEST_CLICKHOUSE"
 
 func TestIntegrationClickHouse(t *testing.T) {
-	base := os.Getenv(envDSN)
-	if base == "" {
-		t.Skipf("%s is not set; run `deploy/clickhouse.sh start` and set %s=$(deploy/clickhouse.sh dsn)", envDSN, envDSN)
-	}
+	base := testenv.Service(t, envDSN, "run `deploy/clickhouse.sh start` and set it to $(deploy/clickhouse.sh dsn)")
 	ping, err := ch.ParseDSN(base)
 	if err != nil {
 		t.Fatalf("%s=%q: %v", envDSN, base, err)

@@ -19,6 +19,7 @@ import (
 	ch "github.com/ClickHouse/clickhouse-go/v2"
 	"go.uber.org/zap/zaptest"
 
+	"github.com/forum-mcp/forum/internal/testenv"
 	"github.com/forum-mcp/forum/schema"
 	"github.com/forum-mcp/forum/sql/clickhouse"
 	"github.com/forum-mcp/forum/sql/duckdb"
@@ -293,10 +294,7 @@ func TestExamplesDuckDB(t *testing.T) {
 }
 
 func TestExamplesClickHouse(t *testing.T) {
-	base := os.Getenv(envDSN)
-	if base == "" {
-		t.Skipf("%s is not set; run `deploy/clickhouse.sh start` and set %s=$(deploy/clickhouse.sh dsn)", envDSN, envDSN)
-	}
+	base := testenv.Service(t, envDSN, "run `deploy/clickhouse.sh start` and set it to $(deploy/clickhouse.sh dsn)")
 	opts, err := ch.ParseDSN(base)
 	if err != nil {
 		t.Fatalf("%s=%q: %v", envDSN, base, err)
