@@ -8,12 +8,13 @@ import (
 	"net/http"
 	"net/url"
 	"os"
-	"path/filepath"
 	"regexp"
 	"strings"
 	"time"
 
 	"go.uber.org/zap"
+
+	"github.com/forum-mcp/forum/internal/checkpoint"
 )
 
 // Crawler defaults.
@@ -114,18 +115,7 @@ func (c *Crawler) Save() error {
 	if c.StatePath == "" {
 		return nil
 	}
-	b, err := json.Marshal(c.state)
-	if err != nil {
-		return err
-	}
-	tmp := c.StatePath + ".tmp"
-	if err := os.MkdirAll(filepath.Dir(c.StatePath), 0o755); err != nil {
-		return err
-	}
-	if err := os.WriteFile(tmp, b, 0o644); err != nil {
-		return fmt.Errorf("github: checkpoint: %w", err)
-	}
-	return os.Rename(tmp, c.StatePath)
+	return checkpoint.Save(c.StatePath, c.state)
 }
 
 // SetTargets replaces the set of repositories to observe.

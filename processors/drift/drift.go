@@ -40,9 +40,7 @@ package drift
 
 import (
 	"encoding/json"
-	"errors"
 	"fmt"
-	"os"
 	"sort"
 	"sync"
 	"time"
@@ -354,27 +352,11 @@ func (s *State) UnmarshalJSON(b []byte) error {
 // Load reads a checkpoint; a missing file is an empty state.
 func Load(path string) (*State, error) {
 	s := NewState()
-	b, err := os.ReadFile(path)
-	if errors.Is(err, os.ErrNotExist) {
-		return s, nil
-	}
-	if err != nil {
-		return nil, fmt.Errorf("reading drift checkpoint: %w", err)
-	}
-	if err := json.Unmarshal(b, s); err != nil {
-		return nil, fmt.Errorf("drift checkpoint %s is corrupt (delete it to rebuild from the topic): %w", path, err)
+	if _, err := ckpt.Load(path, s); err != nil {
+		return nil, fmt.Errorf("drift state: %w", err)
 	}
 	return s, nil
 }
 
-// Save writes a checkpoint atomically (temp file, fsync, rename, fsync dir).
-func (s *State) Save(path string) error {
-	b, err := json.Marshal(s)
-	if err != nil {
-		return fmt.Errorf("encoding drift checkpoint: %w", err)
-	}
-	return WriteFileAtomic(path, b)
-}
-
-// WriteFileAtomic writes b to path atomically (internal/checkpoint).
-func WriteFileAtomic(path string, b []byte) error { return ckpt.WriteFile(path, b) }
+// Save writes a checkpoint atomically (internal/checkpoint).
+func (s *State) Save(path string) error { return ckpt.Save(path, s) }

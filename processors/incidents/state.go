@@ -2,13 +2,11 @@ package incidents
 
 import (
 	"encoding/json"
-	"errors"
 	"fmt"
-	"os"
 	"sort"
 	"sync"
 
-	"github.com/forum-mcp/forum/processors/drift"
+	ckpt "github.com/forum-mcp/forum/internal/checkpoint"
 	"github.com/forum-mcp/forum/processors/trust"
 	"github.com/forum-mcp/forum/sql/store"
 )
@@ -163,24 +161,11 @@ func (s *State) UnmarshalJSON(b []byte) error {
 // Load reads a checkpoint; a missing file is an empty state.
 func Load(path string) (*State, error) {
 	s := NewState()
-	b, err := os.ReadFile(path)
-	if errors.Is(err, os.ErrNotExist) {
-		return s, nil
-	}
-	if err != nil {
-		return nil, fmt.Errorf("reading incidents checkpoint: %w", err)
-	}
-	if err := json.Unmarshal(b, s); err != nil {
-		return nil, fmt.Errorf("incidents checkpoint %s is corrupt (delete it to rebuild from the topic): %w", path, err)
+	if _, err := ckpt.Load(path, s); err != nil {
+		return nil, fmt.Errorf("incidents state: %w", err)
 	}
 	return s, nil
 }
 
-// Save writes a checkpoint atomically.
-func (s *State) Save(path string) error {
-	b, err := json.Marshal(s)
-	if err != nil {
-		return fmt.Errorf("encoding incidents checkpoint: %w", err)
-	}
-	return drift.WriteFileAtomic(path, b)
-}
+// Save writes a checkpoint atomically (internal/checkpoint).
+func (s *State) Save(path string) error { return ckpt.Save(path, s) }

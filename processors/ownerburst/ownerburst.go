@@ -24,14 +24,12 @@ package ownerburst
 
 import (
 	"encoding/json"
-	"errors"
 	"fmt"
-	"os"
 	"sort"
 	"sync"
 	"time"
 
-	"github.com/forum-mcp/forum/processors/drift"
+	ckpt "github.com/forum-mcp/forum/internal/checkpoint"
 	"github.com/forum-mcp/forum/processors/method"
 	"github.com/forum-mcp/forum/processors/trust"
 	"github.com/forum-mcp/forum/schema"
@@ -233,24 +231,11 @@ func (s *State) UnmarshalJSON(b []byte) error {
 // Load reads a checkpoint; a missing file is an empty state.
 func Load(path string) (*State, error) {
 	s := NewState()
-	b, err := os.ReadFile(path)
-	if errors.Is(err, os.ErrNotExist) {
-		return s, nil
-	}
-	if err != nil {
-		return nil, fmt.Errorf("reading owner-burst checkpoint: %w", err)
-	}
-	if err := json.Unmarshal(b, s); err != nil {
-		return nil, fmt.Errorf("owner-burst checkpoint %s is corrupt (delete it to rebuild from the topics): %w", path, err)
+	if _, err := ckpt.Load(path, s); err != nil {
+		return nil, fmt.Errorf("owner-burst state: %w", err)
 	}
 	return s, nil
 }
 
-// Save writes a checkpoint atomically.
-func (s *State) Save(path string) error {
-	b, err := json.Marshal(s)
-	if err != nil {
-		return fmt.Errorf("encoding owner-burst checkpoint: %w", err)
-	}
-	return drift.WriteFileAtomic(path, b)
-}
+// Save writes a checkpoint atomically (internal/checkpoint).
+func (s *State) Save(path string) error { return ckpt.Save(path, s) }

@@ -41,12 +41,12 @@ import (
 	"fmt"
 	"net/url"
 	"os"
-	"path/filepath"
 	"sort"
 	"sync"
 	"time"
 
 	"github.com/forum-mcp/forum/ingest/github"
+	ckpt "github.com/forum-mcp/forum/internal/checkpoint"
 	"github.com/forum-mcp/forum/processors/method"
 	"github.com/forum-mcp/forum/processors/scorer"
 	"github.com/forum-mcp/forum/processors/trust"
@@ -333,18 +333,7 @@ func (s *State) Save(path string) error {
 	cp.Listings = append([]Listing{}, s.listings...)
 	s.mu.RUnlock()
 	sort.Slice(cp.Observations, func(i, j int) bool { return cp.Observations[i].Repo < cp.Observations[j].Repo })
-	b, err := json.Marshal(cp)
-	if err != nil {
-		return err
-	}
-	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-		return err
-	}
-	tmp := path + ".tmp"
-	if err := os.WriteFile(tmp, b, 0o644); err != nil {
-		return fmt.Errorf("provenance checkpoint: %w", err)
-	}
-	return os.Rename(tmp, path)
+	return ckpt.Save(path, cp)
 }
 
 // Load reads a checkpoint ("" or a missing file: an empty state).
