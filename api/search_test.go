@@ -4,11 +4,9 @@ import (
 	"bytes"
 	"context"
 	"crypto/ed25519"
-	"encoding/json"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -182,28 +180,4 @@ func TestSearchNotReady(t *testing.T) {
 	defer srv.Close()
 	get(t, srv, "/v1/search?q=x", http.StatusServiceUnavailable, nil)
 	get(t, srv, "/v1/leaderboard", http.StatusServiceUnavailable, nil)
-}
-
-// TestSearchOpenAPIGolden keeps the search routes' part of the API document
-// (they are served by 'run' and 'replay --serve'); -update rewrites it.
-func TestSearchOpenAPIGolden(t *testing.T) {
-	_, h := api.New(api.Options{Routes: []func(huma.API){api.SearchRoutes(api.SearchOptions{})}})
-	got, err := json.MarshalIndent(h.OpenAPI(), "", "  ")
-	if err != nil {
-		t.Fatal(err)
-	}
-	got = append(got, '\n')
-	golden := filepath.Join("testdata", "openapi.search.golden.json")
-	if *update {
-		if err := os.WriteFile(golden, got, 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	want, err := os.ReadFile(golden)
-	if err != nil {
-		t.Fatalf("%v (run go test ./api -run SearchOpenAPIGolden -update to create it)", err)
-	}
-	if string(got) != string(want) {
-		t.Error("the search API document changed; review and run go test ./api -run SearchOpenAPIGolden -update")
-	}
 }

@@ -10,14 +10,12 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"net/url"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/danielgtaylor/huma/v2"
-	"github.com/danielgtaylor/huma/v2/adapters/humago"
 
 	"github.com/forum-mcp/forum/api"
 	"github.com/forum-mcp/forum/processors/history"
@@ -215,33 +213,6 @@ func TestTrustRoutesWithoutStore(t *testing.T) {
 	get(t, srv, "/v1/keys", 200, &keys)
 	if len(keys.Keys) != 0 {
 		t.Errorf("keys without a key: %+v", keys)
-	}
-}
-
-// TestTrustOpenAPIGolden keeps the trust operations' OpenAPI document (on
-// their own, so the core document's golden file stays the core's); rewrite
-// with go test ./api -run TrustOpenAPIGolden -update.
-func TestTrustOpenAPIGolden(t *testing.T) {
-	cfg := huma.DefaultConfig("forum trust", api.Version)
-	a := humago.New(http.NewServeMux(), cfg)
-	api.TrustRoutes(api.TrustOptions{})(a)
-	got, err := json.MarshalIndent(a.OpenAPI(), "", "  ")
-	if err != nil {
-		t.Fatal(err)
-	}
-	got = append(got, '\n')
-	golden := filepath.Join("testdata", "openapi.trust.golden.json")
-	if *update {
-		if err := os.WriteFile(golden, got, 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	want, err := os.ReadFile(golden)
-	if err != nil {
-		t.Fatalf("%v (run go test ./api -run TrustOpenAPIGolden -update)", err)
-	}
-	if !bytes.Equal(got, want) {
-		t.Error("the trust API document changed; review and run go test ./api -run TrustOpenAPIGolden -update")
 	}
 }
 
