@@ -2,7 +2,6 @@ package api
 
 import (
 	"context"
-	"crypto/subtle"
 	"errors"
 	"net/http"
 	"strings"
@@ -182,25 +181,7 @@ func IncidentRoutes(o IncidentOptions) func(huma.API) {
 
 // authorize checks the bearer token and returns its label.
 func (o IncidentOptions) authorize(header string) (string, error) {
-	if len(o.Tokens) == 0 {
-		return "", huma.Error503ServiceUnavailable("incident intake is disabled: no admin token is configured (set FORUM_ADMIN_TOKEN to label:token pairs and restart)")
-	}
-	tok, ok := strings.CutPrefix(header, "Bearer ")
-	if !ok || tok == "" {
-		return "", huma.Error401Unauthorized("an admin bearer token is required (Authorization: Bearer <token>)")
-	}
-	// Compare against every token in constant time, so timing says nothing
-	// about which prefix matched.
-	who := ""
-	for t, label := range o.Tokens {
-		if subtle.ConstantTimeCompare([]byte(t), []byte(tok)) == 1 {
-			who = label
-		}
-	}
-	if who == "" {
-		return "", huma.Error401Unauthorized("the admin token is not valid")
-	}
-	return who, nil
+	return authorizeAdmin(o.Tokens, header, "incident intake")
 }
 
 // reject maps a validation error to its status: 404 for an unknown
