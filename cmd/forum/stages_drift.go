@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"fmt"
-	"os"
 	"path/filepath"
 	"time"
 
@@ -71,10 +70,7 @@ func init() {
 			incidentState = st.State
 			w := bus.NewWriter(a.brokers, a.log)
 			pub := &incidents.Publisher{W: w}
-			tokens := api.ParseAdminTokens(os.Getenv(envAdminToken))
-			if len(tokens) == 0 {
-				a.log.Info("incident admin API disabled: " + envAdminToken + " is not set")
-			}
+			tokens := adminTokens(a, "incident admin API")
 			a.routes = append(a.routes, api.IncidentRoutes(api.IncidentOptions{
 				Tokens:  tokens,
 				Lookup:  incidents.StoreLookup{Servers: a.store, Incidents: is, State: st.State},
