@@ -107,8 +107,15 @@ ready() {
 }
 
 # cluster_id makes a Kafka Uuid string: 16 random bytes, base64url, unpadded.
+# One that starts with '-' is drawn again: the storage tool's argument parser
+# would read it as an option (1 run in 64 failed that way).
 cluster_id() {
-	head -c 16 /dev/urandom | base64 | tr '+/' '-_' | tr -d '=\n'
+	local id
+	while :; do
+		id=$(head -c 16 /dev/urandom | base64 | tr '+/' '-_' | tr -d '=\n')
+		[[ $id != -* ]] && break
+	done
+	printf '%s' "$id"
 }
 
 write_config() {
