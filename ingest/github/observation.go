@@ -61,16 +61,19 @@ type Observation struct {
 	FullName    string `json:"full_name,omitempty"`  // owner/name as GitHub names it now
 	RenamedTo   string `json:"renamed_to,omitempty"` // set when a 301 was followed
 
-	OwnerLogin  string    `json:"owner_login,omitempty"`
-	OwnerType   string    `json:"owner_type,omitempty"`
-	CreatedAt   time.Time `json:"created_at,omitzero"`
-	PushedAt    time.Time `json:"pushed_at,omitzero"`
-	Stars       int       `json:"stars"`
-	Fork        bool      `json:"fork"`
-	Archived    bool      `json:"archived"`
-	Disabled    bool      `json:"disabled"`
-	Private     bool      `json:"private"`
-	LicenseSPDX string    `json:"license_spdx,omitempty"` // "" = no license (null)
+	OwnerLogin string `json:"owner_login,omitempty"`
+	OwnerType  string `json:"owner_type,omitempty"`
+	// OwnerCreatedAt is the owner account's created_at (GET /users/{login}),
+	// zero until the owner was looked up.
+	OwnerCreatedAt time.Time `json:"owner_created_at,omitzero"`
+	CreatedAt      time.Time `json:"created_at,omitzero"`
+	PushedAt       time.Time `json:"pushed_at,omitzero"`
+	Stars          int       `json:"stars"`
+	Fork           bool      `json:"fork"`
+	Archived       bool      `json:"archived"`
+	Disabled       bool      `json:"disabled"`
+	Private        bool      `json:"private"`
+	LicenseSPDX    string    `json:"license_spdx,omitempty"` // "" = no license (null)
 
 	// Commits is nil until the commit pages were fetched.
 	Commits *CommitStats `json:"commits,omitempty"`
