@@ -60,7 +60,7 @@ func TestProvenanceRoutes(t *testing.T) {
 	st.Apply(github.Observation{Repo: "github.com/o/copycat", ID: "github:github.com/o/copycat@1", Status: github.StatusResolved, ObservedAt: at.Add(-time.Hour),
 		CreatedAt: at.Add(-100 * day), PushedAt: at.Add(-day), LicenseSPDX: "MIT", Commits: &github.CommitStats{ObservedAt: at.Add(-time.Hour), Count: 3, Authors: 2}},
 		github.Observation{Repo: "github.com/o/fine", ID: "github:github.com/o/fine@1", Status: github.StatusResolved, ObservedAt: at.Add(-time.Hour),
-			CreatedAt: at.Add(-301 * day), PushedAt: at.Add(-day), LicenseSPDX: "MIT", Commits: &github.CommitStats{ObservedAt: at.Add(-time.Hour), Count: 3, Authors: 2}})
+			CreatedAt: at.Add(-301 * day), PushedAt: at.Add(-day), LicenseSPDX: "MIT", OwnerLogin: "o", OwnerCreatedAt: at.Add(-800 * day), OwnerObservedAt: at.Add(-time.Hour), Commits: &github.CommitStats{ObservedAt: at.Add(-time.Hour), Count: 3, Authors: 2}})
 	srv := provenanceServer(t, st, at)
 
 	var br struct {
@@ -102,6 +102,31 @@ func TestProvenanceRoutes(t *testing.T) {
 	getJSON(t, srv.URL+ev.URI, 200, &ob)
 	if ob.ID != ev.ID {
 		t.Fatalf("evidence %s resolved to %s", ev.ID, ob.ID)
+	}
+	// The owner's account age: the fine server's owner is 800 d old, the
+	// copycat's was never looked up (unknown: not in the denominator).
+	var fine struct {
+		Flags      provenance.Flags `json:"flags"`
+		Provenance struct {
+			Signals []struct {
+				ID       string            `json:"id"`
+				Evidence []json.RawMessage `json:"evidence"`
+			} `json:"signals"`
+		} `json:"provenance"`
+	}
+	getJSON(t, srv.URL+"/v1/servers/"+url.PathEscape("io.github.o/fine")+"/provenance", 200, &fine)
+	fired := false
+	for _, s := range fine.Provenance.Signals {
+		fired = fired || (s.ID == "owner_older_than_1y" && len(s.Evidence) == 1)
+	}
+	if !fine.Flags.OwnerOld || !fine.Flags.OwnerKnown || !fired {
+		t.Fatalf("owner_older_than_1y on the fine server: %+v", fine)
+	}
+	for _, r := range br.Rates {
+		if r.Flag == "owner_older_than_1y" && (r.Count != 1 || r.N != 1 || r.Live == nil || *r.Live != 1 || r.Pinned == nil || *r.Pinned != 0.7 ||
+			!r.Scored || r.Denominator != provenance.DenomOwnerAge) {
+			t.Fatalf("owner_older_than_1y rate: %+v", r)
+		}
 	}
 	getJSON(t, srv.URL+"/v1/servers/nope%2Fx/provenance", 404, nil)
 	var g provenance.GateState

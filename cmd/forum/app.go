@@ -25,6 +25,7 @@ import (
 	"github.com/forum-mcp/forum/ingest/differ"
 	"github.com/forum-mcp/forum/ingest/probe"
 	"github.com/forum-mcp/forum/processors/history"
+	"github.com/forum-mcp/forum/processors/method"
 	"github.com/forum-mcp/forum/schema"
 	"github.com/forum-mcp/forum/sql/clickhouse"
 	"github.com/forum-mcp/forum/sql/duckdb"
@@ -169,6 +170,11 @@ const (
 func openApp(ctx context.Context, cfg *config, parts int) (*app, error) {
 	log, err := cfg.logger()
 	if err != nil {
+		return nil, usageError{err}
+	}
+	// An adopted method (forum calibrate --adopt) is put in force only by
+	// naming its weights file, before any stage reads method.Current().
+	if err := method.UseEnv(log); err != nil {
 		return nil, usageError{err}
 	}
 	a := newApp(cfg, log)

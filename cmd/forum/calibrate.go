@@ -23,11 +23,14 @@ import (
 //                            adopted base rates and method_version = <version>)
 //   changelog.json           the embedded change log plus the new row
 //   CHANGELOG.md             the new row appended
-// The running scorer keeps using the weights compiled into the binary
-// (processors/method embeds weights-v0.1.0.json). The adopted file becomes
-// the method in force only when it is committed to processors/method and
-// method.WeightsFile/Version point at it — a reviewed change, never a
-// silent one. A version's file is never overwritten.
+// Nothing changes for a running scorer: it uses the embedded weights
+// (processors/method, weights-v0.1.0.json) until the adopted file is put in
+// force explicitly at startup, FORUM_METHOD_WEIGHTS=DATA_DIR/method/
+// weights-<version>.json (method.UseEnv: refused unless the changelog.json
+// beside it has the row with the file's SHA-256; logged when taken). A
+// version's file is never overwritten. calibrate itself takes the same
+// variable (or --method-weights), so a second calibration compares with,
+// and builds on, the adopted method.
 
 func init() { registerCommand(newCalibrateCmd) }
 
@@ -44,7 +47,7 @@ type calibrateReport struct {
 func newCalibrateCmd() *cobra.Command {
 	cfg := &config{}
 	var adopt, asJSON bool
-	var version, out, atStr, state string
+	var version, out, atStr, state, weights string
 	var minN int
 	cmd := &cobra.Command{
 		Use:   "calibrate [--adopt --version V]",
@@ -58,13 +61,24 @@ Scores always use the pinned rates. --adopt writes a NEW method version: a new
 weights file with the live rates (only flags with n >= --min-n), a change-log row in
 changelog.json and CHANGELOG.md, into --out (default DATA_DIR/method). It never
 edits the current weights file, and refuses to overwrite a version. The new file
-is in force once committed to processors/method and named by method.WeightsFile.
+is in force once named at startup: FORUM_METHOD_WEIGHTS=<out>/weights-<version>.json
+(refused unless <out>/changelog.json holds its row with the same weights_sha256).
 
 Examples:
   forum calibrate --data-dir ./data
-  forum calibrate --adopt --version 0.1.0-draft6 --out processors/method`,
+  forum calibrate --adopt --version 0.1.0-draft6
+  FORUM_METHOD_WEIGHTS=./data/method/weights-0.1.0-draft6.json forum run`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			if weights != "" {
+				log, err := cfg.logger()
+				if err != nil {
+					return usageError{err}
+				}
+				if err := method.UseFile(weights, log); err != nil {
+					return usageError{fmt.Errorf("--method-weights: %w", err)}
+				}
+			}
 			if state == "" {
 				state = filepath.Join(cfg.DataDir, provenanceCheckpoint)
 			}
@@ -117,6 +131,7 @@ Examples:
 	cmd.Flags().StringVar(&atStr, "at", "", "evaluate at this time (RFC 3339; default now)")
 	cmd.Flags().StringVar(&state, "state", "", "provenance checkpoint (default DATA_DIR/"+provenanceCheckpoint+")")
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print JSON")
+	cmd.Flags().StringVar(&weights, "method-weights", os.Getenv(method.EnvWeights), "an adopted weights file to compare with and adopt on top of (env "+method.EnvWeights+"; default the embedded method)")
 	return cmd
 }
 
@@ -143,6 +158,8 @@ func printCalibration(cmd *cobra.Command, rep calibrateReport) {
 		for _, p := range rep.Written {
 			fmt.Fprintln(cmd.OutOrStdout(), "  wrote "+p)
 		}
-		fmt.Fprintln(cmd.OutOrStdout(), "in force once committed to processors/method and named by method.WeightsFile (no silent retune)")
+		if len(rep.Written) > 0 {
+			fmt.Fprintf(cmd.OutOrStdout(), "in force only once named at startup: %s=%s (no silent retune)\n", method.EnvWeights, rep.Written[0])
+		}
 	}
 }

@@ -3,22 +3,27 @@ package main
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
+	"math"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
+	"go.uber.org/zap/zaptest"
+
 	"github.com/forum-mcp/forum/ingest/github"
 	"github.com/forum-mcp/forum/processors/method"
 	"github.com/forum-mcp/forum/processors/provenance"
+	"github.com/forum-mcp/forum/processors/trust"
 )
 
-// forum calibrate prints live vs pinned; --adopt writes a new method version
-// and a change-log row, and never touches the current weights.
-func TestCalibrateCommand(t *testing.T) {
-	dir := t.TempDir()
-	at := time.Date(2026, 11, 1, 0, 0, 0, 0, time.UTC)
+// calibrationFixture saves a provenance state of 400 resolved servers, half
+// of them without a license (pinned rate 23 %), into dir, and returns it
+// with a runner of 'forum calibrate' on dir at at.
+func calibrationFixture(t *testing.T, dir string, at time.Time) (*provenance.State, func(args ...string) (string, error)) {
+	t.Helper()
 	st := provenance.NewState()
 	var ls []provenance.Listing
 	for i := 0; i < 400; i++ {
@@ -36,15 +41,23 @@ func TestCalibrateCommand(t *testing.T) {
 	if err := st.Save(filepath.Join(dir, provenanceCheckpoint)); err != nil {
 		t.Fatal(err)
 	}
-	run := func(args ...string) (string, error) {
+	return st, func(args ...string) (string, error) {
 		c := newCalibrateCmd()
 		c.SilenceUsage, c.SilenceErrors = true, true
 		var out bytes.Buffer
 		c.SetOut(&out)
-		c.SetArgs(append([]string{"--data-dir", dir, "--at", at.Format(time.RFC3339)}, args...))
+		c.SetArgs(append([]string{"--data-dir", dir, "--at", at.Format(time.RFC3339), "--log-level", "error"}, args...))
 		err := c.Execute()
 		return out.String(), err
 	}
+}
+
+// forum calibrate prints live vs pinned; --adopt writes a new method version
+// and a change-log row, and never touches the current weights.
+func TestCalibrateCommand(t *testing.T) {
+	dir := t.TempDir()
+	at := time.Date(2026, 11, 1, 0, 0, 0, 0, time.UTC)
+	_, run := calibrationFixture(t, dir, at)
 	out, err := run()
 	if err != nil {
 		t.Fatal(err)
@@ -93,5 +106,81 @@ func itoaCal(i int) string {
 		if i == 0 {
 			return string(b)
 		}
+	}
+}
+
+// The adopt step end to end: calibrate --adopt writes weights-<v>.json and
+// its change-log row; putting that file in force (method.UseFile, what
+// FORUM_METHOD_WEIGHTS does at startup) makes it the method of Current,
+// Version and WeightsSHA256, and provenance scores follow its pinned rates;
+// calibrate --method-weights compares with it; a file without its
+// change-log row is refused and changes nothing.
+func TestCalibrateAdoptThenUse(t *testing.T) {
+	defer method.Use(nil)() // the embedded method again afterwards
+	dir := t.TempDir()
+	at := time.Date(2026, 11, 1, 0, 0, 0, 0, time.UTC)
+	st, run := calibrationFixture(t, dir, at)
+	server := "io.github.o/s0" // no license
+	score := func() float64 {
+		sv, ok := st.Snapshot(method.Current(), at).Lookup(server)
+		if !ok || sv.Provenance.Value == nil || !sv.Flags.NoLicense {
+			t.Fatalf("%s: %+v", server, sv)
+		}
+		return *sv.Provenance.Value
+	}
+	before := score()
+	out, err := run("--adopt", "--version", "0.1.0-draft5-cal-use", "--json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var rep calibrateReport
+	if err := json.Unmarshal([]byte(out), &rep); err != nil || rep.Adopted == nil {
+		t.Fatalf("%v %s", err, out)
+	}
+	path := rep.Written[0]
+	if err := method.UseFile(path, zaptest.NewLogger(t)); err != nil {
+		t.Fatal(err)
+	}
+	if method.Current().MethodVersion != "0.1.0-draft5-cal-use" || method.Version != "0.1.0-draft5-cal-use" || method.WeightsSHA256() != rep.Adopted.Row.WeightsSHA256 {
+		t.Fatalf("in force: %s / %s / %s", method.Current().MethodVersion, method.Version, method.WeightsSHA256())
+	}
+	after := score()
+	// no_license: 10 × f(0.23) before, 10 × f(0.5) after.
+	w := method.Current()
+	want := before + 10*trust.BaseRateFactor(w, 0.23) - 10*trust.BaseRateFactor(w, 0.5)
+	if after == before || math.Abs(after-want) > 0.01 {
+		t.Fatalf("provenance %v under the adopted method (was %v), want %.2f", after, before, want)
+	}
+	// calibrate --method-weights compares with the adopted method.
+	method.Use(nil)
+	out, err = run("--method-weights", path, "--json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	rep = calibrateReport{}
+	if err := json.Unmarshal([]byte(out), &rep); err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range rep.Rates {
+		if r.Flag == "no_license" && (r.Pinned == nil || *r.Pinned != 0.5 || r.DeltaPP == nil || *r.DeltaPP != 0) {
+			t.Fatalf("no_license under the adopted method: %+v", r)
+		}
+	}
+	if rep.MethodVersion != "0.1.0-draft5-cal-use" {
+		t.Fatalf("calibrate --method-weights: method %s", rep.MethodVersion)
+	}
+	// The same file away from its change log is refused.
+	method.Use(nil)
+	lone := filepath.Join(t.TempDir(), filepath.Base(path))
+	b, _ := os.ReadFile(path)
+	if err := os.WriteFile(lone, b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	var ue usageError
+	if _, err := run("--method-weights", lone); !errors.As(err, &ue) || !errors.Is(ue.error, method.ErrNotAdopted) || !strings.Contains(err.Error(), "changelog.json") {
+		t.Fatalf("a file without its change-log row: %v", err)
+	}
+	if method.Version != method.EmbeddedVersion || score() != before {
+		t.Fatal("a refused file changed the method in force")
 	}
 }

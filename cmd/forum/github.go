@@ -19,17 +19,19 @@ import (
 // store and publishes observations on provenance.obs; 'forum process' (or
 // 'run') runs the provenance processor that reads them. FORUM_GITHUB_CRAWL=1
 // runs the crawler inside run/process too (stages_provenance.go).
-// Checkpoint: DATA_DIR/github-crawler.json (ETags and last observations).
+// Checkpoint: DATA_DIR/github-crawler.json (ETags, last observations and
+// the owner accounts looked up).
 
 const githubCheckpoint = "github-crawler.json"
 
 func init() { registerCommand(newGitHubCmd) }
 
 type githubFlags struct {
-	token   string
-	base    string
-	pageCap int
-	refresh time.Duration
+	token        string
+	base         string
+	pageCap      int
+	refresh      time.Duration
+	ownerRefresh time.Duration
 }
 
 func newGitHubCmd() *cobra.Command {
@@ -43,6 +45,9 @@ observation per fetch on provenance.obs (keyed by repo):
   GET /repos/{owner}/{repo}                       (301 renames followed, 404 unresolved)
   GET /repos/{owner}/{repo}/commits?since=90d     (per_page=100, --commit-page-cap pages;
                                                    409 = empty repo)
+  GET /users/{login}                              (each owner once, after the commits,
+                                                   again after --owner-refresh: the
+                                                   account age for owner_older_than_1y)
 Without a token GitHub allows 60 requests/h: the crawler covers what it can and
 the coverage gate stays closed (scores use the registry-date fallbacks). With
 GITHUB_TOKEN (5,000/h) ~28k repos are covered in about 6 hours. Requests are
@@ -77,6 +82,7 @@ Example:
 	cmd.Flags().StringVar(&gf.base, "github-api", envOr("FORUM_GITHUB_API", github.DefaultBaseURL), "GitHub REST base URL (env FORUM_GITHUB_API)")
 	cmd.Flags().IntVar(&gf.pageCap, "commit-page-cap", github.DefaultCommitPageCap, "commit pages (of 100) per repo; more sets commit_cap_hit")
 	cmd.Flags().DurationVar(&gf.refresh, "refresh", github.DefaultRefresh, "re-observe each repo this long after its last observation")
+	cmd.Flags().DurationVar(&gf.ownerRefresh, "owner-refresh", github.DefaultOwnerRefresh, "look each owner account up again this long after the last lookup (a 304 is free)")
 	return cmd
 }
 
@@ -109,6 +115,7 @@ func githubCrawler(a *app, gf githubFlags) (func(context.Context) error, error) 
 		Publish:       pub.Publish,
 		CommitPageCap: gf.pageCap,
 		Refresh:       gf.refresh,
+		OwnerRefresh:  gf.ownerRefresh,
 		StatePath:     filepath.Join(a.cfg.DataDir, githubCheckpoint),
 		Log:           log,
 	}

@@ -23,7 +23,8 @@ import (
 // per-server signals, live base rates and the coverage gate out, for the
 // scorer (lazyProvenance) and the API (/v1/method/base-rates,
 // /v1/provenance/gate, /v1/servers/{name}/provenance,
-// /v1/provenance/observation). State: DATA_DIR/provenance-state.json.
+// /v1/provenance/observation). Bad observations: dlq topic with a reason
+// code (processors/provenance.Stage). State: DATA_DIR/provenance-state.json.
 
 // provenanceState is the running processor's state (nil until started).
 var provenanceState *provenance.State
@@ -43,6 +44,9 @@ func init() {
 			if err != nil {
 				return nil, err
 			}
+			// Bad observations go to the dlq topic (Run opens the writer on
+			// a.brokers) and are counted here.
+			st.Metrics = provenance.NewMetrics(a.reg)
 			if a.store != nil {
 				st.Listings = func(ctx context.Context) ([]provenance.Listing, error) { return storeListings(ctx, a.store) }
 			}
@@ -52,7 +56,8 @@ func init() {
 			if os.Getenv(envGitHubCrawl) != "1" {
 				return st.Run, nil
 			}
-			gf := githubFlags{token: os.Getenv("GITHUB_TOKEN"), base: envOr("FORUM_GITHUB_API", github.DefaultBaseURL), pageCap: github.DefaultCommitPageCap, refresh: github.DefaultRefresh}
+			gf := githubFlags{token: os.Getenv("GITHUB_TOKEN"), base: envOr("FORUM_GITHUB_API", github.DefaultBaseURL), pageCap: github.DefaultCommitPageCap,
+				refresh: github.DefaultRefresh, ownerRefresh: github.DefaultOwnerRefresh}
 			crawl, err := githubCrawler(a, gf)
 			if err != nil {
 				return nil, err

@@ -23,7 +23,10 @@ const (
 	DefaultCommitWindow  = 90 * 24 * time.Hour
 	DefaultRefresh       = 24 * time.Hour
 	DefaultTargetsEvery  = time.Hour
-	maxRedirects         = 3
+	// DefaultOwnerRefresh: an account's created_at never changes; asking
+	// again monthly (304, free) only notices deleted or renamed accounts.
+	DefaultOwnerRefresh = 30 * 24 * time.Hour
+	maxRedirects        = 3
 )
 
 // Crawler decides what to fetch next and publishes observations.
@@ -38,14 +41,21 @@ type Crawler struct {
 	CommitWindow  time.Duration
 	Refresh       time.Duration
 	TargetsEvery  time.Duration
+	// OwnerRefresh is how long an owner lookup is trusted (default 30 d).
+	OwnerRefresh time.Duration
 	// StatePath is the checkpoint file ("" = none).
 	StatePath string
 	Log       *zap.Logger
 
 	state       map[string]*repoState
-	newQ        []string // never observed
-	commitQ     []string // resolved, commits not fetched yet
-	refreshQ    []qent   // every observed repo, oldest observation first
+	owners      map[string]*ownerState     // lower-case login → last lookup
+	ownerRepos  map[string]map[string]bool // lower-case login → listed repo keys it owns
+	newQ        []string                   // never observed
+	commitQ     []string                   // resolved, commits not fetched yet
+	ownerQ      []string                   // owner logins never looked up or stale
+	ownerQueued map[string]bool
+	ownerScanAt time.Time // next look for owners whose lookup is due again
+	refreshQ    []qent    // every observed repo, oldest observation first
 	targetsAt   time.Time
 	sinceSave   int
 	initialized bool
@@ -68,6 +78,23 @@ type repoState struct {
 	Listed      bool         `json:"-"`
 }
 
+// ownerState is the last GET /users/{login} answer for one owner.
+type ownerState struct {
+	Login     string    `json:"login"`
+	Status    int       `json:"status"` // 200, or the 4xx that answered
+	CreatedAt time.Time `json:"created_at,omitzero"`
+	ETag      string    `json:"etag,omitempty"`
+	CheckedAt time.Time `json:"checked_at"`
+}
+
+// checkpointFile is the on-disk state (format 2 adds the owners; format 1
+// was the bare repo map, still read).
+type checkpointFile struct {
+	Format int                    `json:"format"`
+	Repos  map[string]*repoState  `json:"repos"`
+	Owners map[string]*ownerState `json:"owners"`
+}
+
 func (c *Crawler) defaults() {
 	if c.CommitPageCap <= 0 {
 		c.CommitPageCap = DefaultCommitPageCap
@@ -80,6 +107,18 @@ func (c *Crawler) defaults() {
 	}
 	if c.TargetsEvery <= 0 {
 		c.TargetsEvery = DefaultTargetsEvery
+	}
+	if c.OwnerRefresh <= 0 {
+		c.OwnerRefresh = DefaultOwnerRefresh
+	}
+	if c.owners == nil {
+		c.owners = map[string]*ownerState{}
+	}
+	if c.ownerRepos == nil {
+		c.ownerRepos = map[string]map[string]bool{}
+	}
+	if c.ownerQueued == nil {
+		c.ownerQueued = map[string]bool{}
 	}
 	if c.Log == nil {
 		c.Log = zap.NewNop()
@@ -102,11 +141,24 @@ func (c *Crawler) Load() error {
 	if err != nil {
 		return fmt.Errorf("github: checkpoint: %w", err)
 	}
-	var st map[string]*repoState
-	if err := json.Unmarshal(b, &st); err != nil {
+	var cp checkpointFile
+	if err := json.Unmarshal(b, &cp); err != nil {
 		return fmt.Errorf("github: checkpoint %s: %w", c.StatePath, err)
 	}
-	c.state = st
+	if cp.Format < 2 {
+		// Format 1: the repo map itself (its keys are github.com/... and
+		// never "format"), no owners yet.
+		cp.Repos, cp.Owners = nil, nil
+		if err := json.Unmarshal(b, &cp.Repos); err != nil {
+			return fmt.Errorf("github: checkpoint %s: %w", c.StatePath, err)
+		}
+	}
+	if cp.Repos != nil {
+		c.state = cp.Repos
+	}
+	if cp.Owners != nil {
+		c.owners = cp.Owners
+	}
 	return nil
 }
 
@@ -115,7 +167,7 @@ func (c *Crawler) Save() error {
 	if c.StatePath == "" {
 		return nil
 	}
-	return checkpoint.Save(c.StatePath, c.state)
+	return checkpoint.Save(c.StatePath, checkpointFile{Format: 2, Repos: c.state, Owners: c.owners})
 }
 
 // SetTargets replaces the set of repositories to observe.
@@ -142,6 +194,7 @@ func (c *Crawler) SetTargets(urls []string) {
 
 func (c *Crawler) rebuildQueues() {
 	c.newQ, c.commitQ, c.refreshQ = nil, nil, nil
+	c.ownerQ, c.ownerQueued, c.ownerRepos = nil, map[string]bool{}, map[string]map[string]bool{}
 	type kv struct {
 		k string
 		t time.Time
@@ -158,11 +211,23 @@ func (c *Crawler) rebuildQueues() {
 			if s.Last.Status == StatusResolved && s.Last.Commits == nil {
 				c.commitQ = append(c.commitQ, k)
 			}
+			c.indexOwner(k, "", s.Last)
 			obs = append(obs, kv{k, s.Last.ObservedAt})
 		}
 	}
 	sortStrings(c.newQ)
 	sortStrings(c.commitQ)
+	// indexOwner queued in map order: queue again in login order, so the
+	// crawl is deterministic.
+	c.ownerQ, c.ownerQueued = nil, map[string]bool{}
+	var logins []string
+	for login := range c.ownerRepos {
+		logins = append(logins, login)
+	}
+	sortStrings(logins)
+	for _, login := range logins {
+		c.queueOwner(login)
+	}
 	sortKV(obs, func(i, j int) bool {
 		if !obs[i].t.Equal(obs[j].t) {
 			return obs[i].t.Before(obs[j].t)
@@ -258,7 +323,9 @@ func (c *Crawler) RunUntil(ctx context.Context, until time.Time) error {
 		if c.sinceSave++; c.sinceSave >= 1000 {
 			c.sinceSave = 0
 			cv := c.Coverage(clock.Now(), 48*time.Hour)
+			known, looked := c.Owners()
 			c.Log.Info("github crawl progress", zap.Int("listed", cv.Listed), zap.Int("fresh_48h", cv.Fresh),
+				zap.Int("owners", known), zap.Int("owners_looked_up", looked),
 				zap.Any("budget", c.Client.Budget()), zap.Any("client", c.Client.Stats()))
 			if err := c.Save(); err != nil {
 				c.Log.Warn("github checkpoint", zap.Error(err))
@@ -290,6 +357,18 @@ func (c *Crawler) Step(ctx context.Context) (did bool, next time.Time, err error
 		}
 		return true, time.Time{}, c.observeCommits(ctx, k, s, *s.Last)
 	}
+	if !now.Before(c.ownerScanAt) {
+		c.scanOwners(now)
+	}
+	for len(c.ownerQ) > 0 {
+		login := c.ownerQ[0]
+		c.ownerQ = c.ownerQ[1:]
+		delete(c.ownerQueued, login)
+		if len(c.ownerRepos[login]) == 0 || !c.ownerDue(login, now) {
+			continue
+		}
+		return true, time.Time{}, c.observeOwner(ctx, login)
+	}
 	for len(c.refreshQ) > 0 {
 		e := c.refreshQ[0]
 		k := e.key
@@ -300,6 +379,9 @@ func (c *Crawler) Step(ctx context.Context) (did bool, next time.Time, err error
 		}
 		due := s.Last.ObservedAt.Add(c.Refresh)
 		if due.After(now) {
+			if c.ownerScanAt.Before(due) {
+				due = c.ownerScanAt
+			}
 			return false, due, nil
 		}
 		c.refreshQ = c.refreshQ[1:]
@@ -401,6 +483,12 @@ func (c *Crawler) observeRepo(ctx context.Context, key string, s *repoState, wit
 }
 
 func (c *Crawler) finish(ctx context.Context, key string, s *repoState, o Observation) error {
+	c.withOwner(&o)
+	prevOwner := ""
+	if s.Last != nil {
+		prevOwner = s.Last.OwnerLogin
+	}
+	c.indexOwner(key, prevOwner, &o)
 	if s.Last == nil || !s.Last.ObservedAt.Equal(o.ObservedAt) {
 		c.refreshQ = append(c.refreshQ, qent{key, o.ObservedAt})
 	}
@@ -559,4 +647,157 @@ func redirectPath(loc string) (string, bool) {
 		return "/" + p, true
 	}
 	return "", false
+}
+
+// scanOwners queues the owners whose lookup is due again; it runs a few
+// times per OwnerRefresh (and at least every TargetsEvery), so a refresh
+// is late by a fraction of OwnerRefresh at most.
+func (c *Crawler) scanOwners(now time.Time) {
+	logins := make([]string, 0, len(c.ownerRepos))
+	for login, repos := range c.ownerRepos {
+		if len(repos) > 0 {
+			logins = append(logins, login)
+		}
+	}
+	sortStrings(logins)
+	for _, login := range logins {
+		c.queueOwner(login)
+	}
+	c.ownerScanAt = now.Add(min(c.TargetsEvery, c.OwnerRefresh/4))
+}
+
+// ownerKey is the cache key of an owner login (GitHub logins are
+// case-insensitive).
+func ownerKey(login string) string { return strings.ToLower(login) }
+
+// indexOwner records that repo key is owned by o's owner (and no longer by
+// prev) and queues the owner's lookup when it is due. Only resolved repos
+// name a real owner.
+func (c *Crawler) indexOwner(key, prev string, o *Observation) {
+	if p := ownerKey(prev); p != "" && p != ownerKey(o.OwnerLogin) {
+		delete(c.ownerRepos[p], key)
+	}
+	if o.Status != StatusResolved || o.OwnerLogin == "" {
+		return
+	}
+	login := ownerKey(o.OwnerLogin)
+	if c.ownerRepos[login] == nil {
+		c.ownerRepos[login] = map[string]bool{}
+	}
+	c.ownerRepos[login][key] = true
+	if c.owners[login] == nil {
+		c.owners[login] = &ownerState{Login: o.OwnerLogin}
+	}
+	c.queueOwner(login)
+}
+
+// queueOwner appends login to the owner queue once, when it is due.
+func (c *Crawler) queueOwner(login string) {
+	if c.ownerQueued[login] || c.Client == nil || !c.ownerDue(login, c.Client.Clock.Now()) {
+		return
+	}
+	c.ownerQueued[login] = true
+	c.ownerQ = append(c.ownerQ, login)
+}
+
+// ownerDue: never looked up, or the last lookup is OwnerRefresh old.
+func (c *Crawler) ownerDue(login string, now time.Time) bool {
+	st := c.owners[login]
+	return st == nil || st.CheckedAt.IsZero() || now.Sub(st.CheckedAt) >= c.OwnerRefresh
+}
+
+// withOwner copies the cached owner account's created_at onto o (zero when
+// the owner is unknown, not yet looked up, or its lookup failed).
+func (c *Crawler) withOwner(o *Observation) {
+	o.OwnerCreatedAt, o.OwnerObservedAt = time.Time{}, time.Time{}
+	if o.Status != StatusResolved || o.OwnerLogin == "" {
+		return
+	}
+	st := c.owners[ownerKey(o.OwnerLogin)]
+	if st == nil || st.CheckedAt.IsZero() {
+		return
+	}
+	o.OwnerObservedAt = st.CheckedAt
+	if st.Status == http.StatusOK {
+		o.OwnerCreatedAt = st.CreatedAt
+	}
+}
+
+// ghUser is the part of GET /users/{login} we read.
+type ghUser struct {
+	Login     string    `json:"login"`
+	CreatedAt time.Time `json:"created_at"`
+}
+
+// observeOwner looks an owner up (If-None-Match: a 304 is free) and, when
+// the answer changed what its repos' observations carry, re-publishes each
+// of them with the owner's created_at (same ID and observed_at; the later
+// owner_observed_at makes the processor take it, as for the commit pass).
+func (c *Crawler) observeOwner(ctx context.Context, login string) error {
+	st := c.owners[login]
+	if st == nil {
+		st = &ownerState{Login: login}
+		c.owners[login] = st
+	}
+	resp, err := c.Client.Get(ctx, "/users/"+url.PathEscape(st.Login), st.ETag)
+	if err != nil {
+		c.queueOwner(login)
+		return err
+	}
+	now := c.Client.Clock.Now().UTC()
+	switch {
+	case resp.Status == http.StatusNotModified && st.Status == http.StatusOK:
+		st.CheckedAt = now
+		return nil // unchanged: the observations already carry it
+	case resp.Status == http.StatusOK:
+		var u ghUser
+		if err := json.Unmarshal(resp.Body, &u); err != nil {
+			// A broken answer is no fact; asked again at the next refresh.
+			st.CheckedAt = now
+			return fmt.Errorf("github: decoding user %s: %w", st.Login, err)
+		}
+		if u.CreatedAt.IsZero() {
+			st.CheckedAt = now
+			return fmt.Errorf("github: user %s without created_at", st.Login)
+		}
+		st.Status, st.CreatedAt, st.ETag, st.CheckedAt = http.StatusOK, u.CreatedAt.UTC(), resp.ETag, now
+	default:
+		// 404 (account gone), or a 304 without a stored answer: unknown.
+		st.Status, st.CreatedAt, st.ETag, st.CheckedAt = resp.Status, time.Time{}, "", now
+	}
+	keys := make([]string, 0, len(c.ownerRepos[login]))
+	for k := range c.ownerRepos[login] {
+		keys = append(keys, k)
+	}
+	sortStrings(keys)
+	for _, k := range keys {
+		s := c.state[k]
+		if s == nil || !s.Listed || s.Last == nil || ownerKey(s.Last.OwnerLogin) != login {
+			continue
+		}
+		o := *s.Last
+		c.withOwner(&o)
+		if o.OwnerCreatedAt.Equal(s.Last.OwnerCreatedAt) && !s.Last.OwnerObservedAt.IsZero() {
+			continue
+		}
+		s.Last = &o
+		if c.Publish != nil {
+			if err := c.Publish(ctx, o); err != nil {
+				return fmt.Errorf("github: publish %s: %w", k, err)
+			}
+		}
+	}
+	return nil
+}
+
+// Owners is how many distinct owner accounts the crawler knows and how many
+// of them were looked up.
+func (c *Crawler) Owners() (known, lookedUp int) {
+	for _, st := range c.owners {
+		known++
+		if !st.CheckedAt.IsZero() {
+			lookedUp++
+		}
+	}
+	return known, lookedUp
 }

@@ -2,7 +2,11 @@ package github_test
 
 import (
 	"context"
+	"encoding/json"
 	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -82,6 +86,15 @@ func TestCrawler5000PerHourCoversIn6h(t *testing.T) {
 	if missing != 0 {
 		t.Fatalf("%d resolved repos without commits after 12 h", missing)
 	}
+	// The owner accounts follow the commits (one request per owner, ~1 per
+	// 3 repos): all looked up before the refreshes begin at 24 h.
+	r.runTo(t, 24*time.Hour)
+	owners := resolvedOwners(r.pop)
+	lookups := r.srv.UserLookups()
+	t.Logf("24h: %d owners of resolved repos, %d looked up, server %+v", len(owners), len(lookups), r.srv.Stats())
+	if len(lookups) != len(owners) {
+		t.Fatalf("%d owners looked up, want %d", len(lookups), len(owners))
+	}
 	// A day later everything is refreshed; unchanged repos answer 304 and
 	// cost nothing: only the 404s (no ETag) are charged.
 	before := r.srv.Stats()
@@ -106,6 +119,123 @@ func TestCrawler5000PerHourCoversIn6h(t *testing.T) {
 	}
 	if cv := r.crawler.Coverage(r.clock.Now(), 48*time.Hour); !gateOpen(cv) {
 		t.Fatalf("coverage fell to %d/%d", cv.Fresh, cv.Listed)
+	}
+	for login, n := range r.srv.UserLookups() {
+		if n != 1 {
+			t.Fatalf("owner %s looked up %d times within 40 h, want once (refresh 30 d)", login, n)
+		}
+	}
+}
+
+// resolvedOwners are the lower-case logins owning at least one resolved repo.
+func resolvedOwners(p *githubfake.Population) map[string]bool {
+	out := map[string]bool{}
+	for _, x := range p.Repos {
+		if x.Resolved {
+			out[strings.ToLower(x.Owner)] = true
+		}
+	}
+	return out
+}
+
+// Owner accounts: one GET /users/{login} per owner however many repos it
+// has; its created_at rides on every observation of its repos (re-published
+// once looked up); a refresh sends If-None-Match and the 304 is free; a
+// restart does not ask again.
+func TestOwnerLookups(t *testing.T) {
+	r := newRig(t, 2000, githubfake.Limits{PerHour: 5000}, "token")
+	r.crawler.OwnerRefresh = 3 * time.Hour
+	r.crawler.StatePath = filepath.Join(t.TempDir(), "github-state.json")
+	r.runTo(t, 2*time.Hour)
+	owners := resolvedOwners(r.pop)
+	repos := 0
+	for _, x := range r.pop.Repos {
+		if x.Resolved {
+			repos++
+		}
+	}
+	if len(owners) == 0 || len(owners) >= repos*2/3 {
+		t.Fatalf("%d owners for %d resolved repos: owners should repeat", len(owners), repos)
+	}
+	lookups := r.srv.UserLookups()
+	for login := range owners {
+		if lookups[login] != 1 {
+			t.Fatalf("owner %s looked up %d times, want 1", login, lookups[login])
+		}
+	}
+	if len(lookups) != len(owners) {
+		t.Fatalf("%d logins looked up, want the %d owners of resolved repos only", len(lookups), len(owners))
+	}
+	for _, x := range r.pop.Repos {
+		key, _, _, _ := github.RepoKey(x.URL())
+		o := r.obs[key]
+		switch {
+		case !x.Resolved && !o.OwnerCreatedAt.IsZero():
+			t.Fatalf("%s unresolved with an owner age: %+v", key, o)
+		case x.Resolved && !o.OwnerCreatedAt.Equal(r.pop.OwnerOf(x).CreatedAt):
+			t.Fatalf("%s: owner_created_at %v, want %v", key, o.OwnerCreatedAt, r.pop.OwnerOf(x).CreatedAt)
+		case x.Resolved && (o.OwnerObservedAt.IsZero() || o.Commits == nil):
+			t.Fatalf("%s: %+v", key, o)
+		}
+	}
+	// 3 h after their lookup the owners are due again: If-None-Match → 304,
+	// no quota.
+	before := r.srv.Stats()
+	r.runTo(t, 5*time.Hour)
+	after := r.srv.Stats()
+	asked, free := after.UserRequests-before.UserRequests, after.UserNotModified-before.UserNotModified
+	if asked != len(owners) || free != asked {
+		t.Fatalf("owner refresh: %d requests, %d of them 304, want %d and all 304", asked, free, len(owners))
+	}
+	if charged := after.Charged - before.Charged; charged != 0 {
+		t.Fatalf("owner refresh charged %d requests", charged)
+	}
+	// A restarted crawler remembers the owners: nothing is asked again.
+	c2 := &github.Crawler{Client: r.client, StatePath: r.crawler.StatePath, Targets: r.crawler.Targets, OwnerRefresh: 3 * time.Hour}
+	if err := c2.Load(); err != nil {
+		t.Fatal(err)
+	}
+	n := r.srv.Stats().UserRequests
+	if err := c2.RunUntil(context.Background(), t0.Add(5*time.Hour+30*time.Minute)); err != nil {
+		t.Fatal(err)
+	}
+	if got := r.srv.Stats().UserRequests; got != n {
+		t.Fatalf("restart asked %d owners again", got-n)
+	}
+}
+
+// A checkpoint of format 1 (the bare repo map, before owners) still loads:
+// the repos are not fetched again, only their owners are.
+func TestCheckpointFormat1(t *testing.T) {
+	r := newRig(t, 50, githubfake.Limits{PerHour: 5000}, "token")
+	path := filepath.Join(t.TempDir(), "github-state.json")
+	r.crawler.StatePath = path
+	r.runTo(t, time.Hour)
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var cp struct {
+		Format int             `json:"format"`
+		Repos  json.RawMessage `json:"repos"`
+	}
+	if err := json.Unmarshal(b, &cp); err != nil || cp.Format != 2 {
+		t.Fatalf("checkpoint format %d: %v", cp.Format, err)
+	}
+	if err := os.WriteFile(path, cp.Repos, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	c2 := &github.Crawler{Client: r.client, StatePath: path, Targets: r.crawler.Targets}
+	if err := c2.Load(); err != nil {
+		t.Fatal(err)
+	}
+	before := r.srv.Stats()
+	if err := c2.RunUntil(context.Background(), t0.Add(2*time.Hour)); err != nil {
+		t.Fatal(err)
+	}
+	after := r.srv.Stats()
+	if got, want := after.Charged-before.Charged, after.UserRequests-before.UserRequests; got != want || want == 0 {
+		t.Fatalf("after a format-1 restart: charged %d, owner lookups %d; want only the owners", got, want)
 	}
 }
 

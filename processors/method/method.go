@@ -1,10 +1,19 @@
 // Package method holds the FORUM trust method's machine-readable weights and
 // its change log (SPEC §4, seed 002 §5.4 and §9).
 //
-// In: nothing at run time — weights-v0.1.0.json and changelog.json are
-// embedded at build time. Out: the parsed Weights, the exact bytes they were
-// parsed from, and their SHA-256, which every published record carries as
-// weights_sha256 so any historical record can be re-derived.
+// In: weights-v0.1.0.json and changelog.json, embedded at build time — the
+// default method — or, put in force explicitly at startup, a weights file
+// written by 'forum calibrate --adopt' (UseFile, or FORUM_METHOD_WEIGHTS
+// through UseEnv). Out: the parsed Weights of the method in force, the exact
+// bytes they were parsed from, and their SHA-256, which every published
+// record carries as weights_sha256 so any historical record can be
+// re-derived.
+//
+// An adopted file is taken only when the changelog.json beside it has a row
+// with its method_version and its weights_sha256: a method nobody adopted
+// (or a file edited after adoption) is refused. Putting one in force is
+// logged. Use is meant for startup, before any stage reads the method:
+// Version and WeightsFile are plain variables.
 //
 // Method law: every number the trust scorer uses lives in the weights file,
 // never in code. Changing any number means a new method version and a new
@@ -22,14 +31,30 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
+	"os"
+	"path/filepath"
 	"sync"
+	"sync/atomic"
+
+	"go.uber.org/zap"
 )
 
-// Version is the method version served by the API and stamped on records.
-const Version = "0.1.0-draft5"
+// The embedded (default) method.
+const (
+	EmbeddedVersion     = "0.1.0-draft5"
+	EmbeddedWeightsFile = "weights-v0.1.0.json"
+)
 
-// WeightsFile is the name of the embedded weights file.
-const WeightsFile = "weights-v0.1.0.json"
+// Version is the version of the method in force, served by the API and
+// stamped on records: EmbeddedVersion unless Use put an adopted one in force.
+var Version = EmbeddedVersion
+
+// WeightsFile is the file name of the weights in force.
+var WeightsFile = EmbeddedWeightsFile
+
+// EnvWeights names an adopted weights file to put in force at startup.
+const EnvWeights = "FORUM_METHOD_WEIGHTS"
 
 //go:embed weights-v0.1.0.json
 var weightsJSON []byte
@@ -272,9 +297,15 @@ var StaticClasses = []string{"tool_poisoning", "shadowing", "hardcoded_secret", 
 
 var current = sync.OnceValues(func() (*Weights, error) { return Parse(weightsJSON) })
 
-// Current returns the weights of the current method version. The embedded file
-// is validated by tests, so an error here means a broken build.
+// adopted is the method Use put in force (nil: the embedded one).
+var adopted atomic.Pointer[Method]
+
+// Current returns the weights of the method in force. The embedded file is
+// validated by tests, so an error here means a broken build.
 func Current() *Weights {
+	if m := adopted.Load(); m != nil {
+		return m.Weights
+	}
 	w, err := current()
 	if err != nil {
 		panic(err)
@@ -282,14 +313,153 @@ func Current() *Weights {
 	return w
 }
 
-// RawWeights returns the exact bytes of the embedded weights file (a copy).
-func RawWeights() []byte { return bytes.Clone(weightsJSON) }
+// RawWeights returns the exact bytes of the weights in force (a copy).
+func RawWeights() []byte {
+	if m := adopted.Load(); m != nil {
+		return bytes.Clone(m.Raw)
+	}
+	return bytes.Clone(weightsJSON)
+}
 
-// WeightsSHA256 is the lower-case hex SHA-256 of the weights file bytes, as
-// referenced by every record.
+// WeightsSHA256 is the lower-case hex SHA-256 of the weights file bytes in
+// force, as referenced by every record. Every record asks, so the hash is
+// computed once per method: for the embedded one on first use, for an
+// adopted one by LoadFile / Use, which store it beside the weights.
 func WeightsSHA256() string {
-	s := sha256.Sum256(weightsJSON)
+	if m := adopted.Load(); m != nil {
+		return m.SHA256
+	}
+	return embeddedSHA256()
+}
+
+// embeddedSHA256 is the hash of the embedded weights, computed once.
+var embeddedSHA256 = sync.OnceValue(func() string { return sha256Hex(weightsJSON) })
+
+func sha256Hex(b []byte) string {
+	s := sha256.Sum256(b)
 	return hex.EncodeToString(s[:])
+}
+
+// Method is an adopted method loaded from disk.
+type Method struct {
+	Weights   *Weights
+	Raw       []byte
+	SHA256    string
+	Path      string // the weights file
+	Changelog []ChangeRow
+	Row       ChangeRow // the row that adopted it
+}
+
+// ErrNotAdopted is returned (wrapped) by LoadFile for a weights file that no
+// change-log row adopts.
+var ErrNotAdopted = errors.New("method: weights file not adopted")
+
+// maxWeightsFile bounds what LoadFile reads (the embedded file is ~8 KiB).
+const maxWeightsFile = 1 << 20
+
+// LoadFile reads an adopted weights file: it must validate (Parse), and
+// changelog.json in the same directory must hold a row whose version is the
+// file's method_version and whose weights_sha256 is the file's SHA-256.
+func LoadFile(path string) (*Method, error) {
+	raw, err := readBounded(path)
+	if err != nil {
+		return nil, fmt.Errorf("method: weights %s: %w", path, err)
+	}
+	w, err := Parse(raw)
+	if err != nil {
+		return nil, fmt.Errorf("method: weights %s: %w", path, err)
+	}
+	m := &Method{Weights: w, Raw: raw, SHA256: sha256Hex(raw), Path: path}
+	cpath := filepath.Join(filepath.Dir(path), "changelog.json")
+	cb, err := readBounded(cpath)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %s needs a change-log row in %s: %w", ErrNotAdopted, path, cpath, err)
+	}
+	if err := json.Unmarshal(cb, &m.Changelog); err != nil {
+		return nil, fmt.Errorf("%w: %s: %w", ErrNotAdopted, cpath, err)
+	}
+	for _, r := range m.Changelog {
+		if r.Version == w.MethodVersion && r.WeightsSHA256 == m.SHA256 {
+			m.Row = r
+			return m, nil
+		}
+	}
+	return nil, fmt.Errorf("%w: no row of %s has version %q and weights_sha256 %s (adopt with 'forum calibrate --adopt'; a file edited after adoption is refused)",
+		ErrNotAdopted, cpath, w.MethodVersion, m.SHA256)
+}
+
+func readBounded(path string) ([]byte, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	b, err := io.ReadAll(io.LimitReader(f, maxWeightsFile+1))
+	if err != nil {
+		return nil, err
+	}
+	if len(b) > maxWeightsFile {
+		return nil, fmt.Errorf("larger than %d bytes", maxWeightsFile)
+	}
+	return b, nil
+}
+
+// Use puts m in force (nil: the embedded method) and returns a func that
+// restores the method that was in force before. Call it at startup, before
+// stages read the method.
+//
+// The method stored is a shallow copy of m whose SHA256 is the hash of its
+// Raw bytes, computed here once, so WeightsSHA256 stays a load (and a Method
+// built by hand, without LoadFile, cannot put a wrong or empty hash in
+// force); assigning to m.SHA256 or m.Raw later does not change it.
+func Use(m *Method) (restore func()) {
+	prev, pv, pf := adopted.Load(), Version, WeightsFile
+	if m != nil {
+		c := *m
+		c.SHA256 = sha256Hex(c.Raw)
+		m = &c
+	}
+	adopted.Store(m)
+	if m == nil {
+		Version, WeightsFile = EmbeddedVersion, EmbeddedWeightsFile
+	} else {
+		Version, WeightsFile = m.Weights.MethodVersion, filepath.Base(m.Path)
+	}
+	return func() {
+		adopted.Store(prev)
+		Version, WeightsFile = pv, pf
+	}
+}
+
+// UseFile loads an adopted weights file (LoadFile) and puts it in force,
+// logging what replaced what.
+func UseFile(path string, log *zap.Logger) error {
+	m, err := LoadFile(path)
+	if err != nil {
+		return err
+	}
+	if log == nil {
+		log = zap.NewNop()
+	}
+	prev, prevSHA := Version, WeightsSHA256()
+	Use(m)
+	log.Info("method in force: adopted weights", zap.String("method_version", Version), zap.String("weights_sha256", m.SHA256),
+		zap.String("path", path), zap.String("adopted_on", m.Row.Date),
+		zap.String("replaces_version", prev), zap.String("replaces_weights_sha256", prevSHA))
+	return nil
+}
+
+// UseEnv puts the weights file named by FORUM_METHOD_WEIGHTS in force (see
+// UseFile); unset or empty keeps the embedded method.
+func UseEnv(log *zap.Logger) error {
+	path := os.Getenv(EnvWeights)
+	if path == "" {
+		return nil
+	}
+	if err := UseFile(path, log); err != nil {
+		return fmt.Errorf("%s: %w", EnvWeights, err)
+	}
+	return nil
 }
 
 // ChangeRow is one change-log row (seed 002 §9).
@@ -301,8 +471,12 @@ type ChangeRow struct {
 	WeightsSHA256 string `json:"weights_sha256,omitempty"`
 }
 
-// Changelog returns the change-log rows, oldest first.
+// Changelog returns the change-log rows of the method in force, oldest
+// first (an adopted method's: the changelog.json beside its file).
 func Changelog() ([]ChangeRow, error) {
+	if m := adopted.Load(); m != nil {
+		return append([]ChangeRow(nil), m.Changelog...), nil
+	}
 	var rows []ChangeRow
 	if err := json.Unmarshal(changelogJSON, &rows); err != nil {
 		return nil, fmt.Errorf("method: decode changelog: %w", err)

@@ -3,9 +3,15 @@ package method
 import (
 	"crypto/sha256"
 	"encoding/hex"
+	"encoding/json"
 	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
+
+	"go.uber.org/zap"
 )
 
 func TestCurrentParses(t *testing.T) {
@@ -131,5 +137,147 @@ func TestParseRejectsMissingNumbers(t *testing.T) {
 		} else if name != "not json" && !errors.Is(err, ErrInvalidWeights) {
 			t.Errorf("%s: error %v is not ErrInvalidWeights", name, err)
 		}
+	}
+}
+
+// adoptInto writes an adopted method into dir the way 'forum calibrate
+// --adopt' does: the embedded weights with a new version and one changed
+// base rate, and changelog.json with a row carrying its hash (row=false
+// leaves the row out). Returns the file's path and hash.
+func adoptInto(t *testing.T, dir, version string, row bool) (string, string) {
+	t.Helper()
+	var doc map[string]any
+	if err := json.Unmarshal(RawWeights(), &doc); err != nil {
+		t.Fatal(err)
+	}
+	doc["method_version"] = version
+	doc["provenance"].(map[string]any)["signals"].(map[string]any)["no_license"].(map[string]any)["base_rate"] = 0.5
+	b, _ := json.MarshalIndent(doc, "", "  ")
+	path := filepath.Join(dir, "weights-"+version+".json")
+	if err := os.WriteFile(path, b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	rows, _ := Changelog()
+	sum := sha256.Sum256(b)
+	if row {
+		rows = append(rows, ChangeRow{Version: version, Date: "2026-12-01", Change: "test adoption", WeightsSHA256: hex.EncodeToString(sum[:])})
+	}
+	cb, _ := json.Marshal(rows)
+	if err := os.WriteFile(filepath.Join(dir, "changelog.json"), cb, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return path, hex.EncodeToString(sum[:])
+}
+
+// An adopted file is put in force only with its change-log row; then
+// Current, Version, WeightsFile, WeightsSHA256, RawWeights and Changelog
+// all name it, and restoring brings the embedded method back.
+func TestUseAdoptedFile(t *testing.T) {
+	embeddedSHA := WeightsSHA256()
+	dir := t.TempDir()
+	path, sum := adoptInto(t, dir, "0.1.0-test-adopted", true)
+	restore := Use(nil)
+	defer restore()
+	if err := UseFile(path, zap.NewNop()); err != nil {
+		t.Fatal(err)
+	}
+	rows, _ := Changelog()
+	if Current().MethodVersion != "0.1.0-test-adopted" || Version != "0.1.0-test-adopted" || WeightsSHA256() != sum ||
+		WeightsFile != "weights-0.1.0-test-adopted.json" || Current().Provenance.Signals["no_license"].BaseRate != 0.5 ||
+		sha256Hex(RawWeights()) != sum || rows[len(rows)-1].Version != "0.1.0-test-adopted" {
+		t.Fatalf("in force: %s %s %s %s", Current().MethodVersion, Version, WeightsSHA256(), WeightsFile)
+	}
+	Use(nil)
+	if Version != EmbeddedVersion || WeightsSHA256() != embeddedSHA || Current().MethodVersion != EmbeddedVersion || WeightsFile != EmbeddedWeightsFile {
+		t.Fatal("Use(nil) did not bring the embedded method back")
+	}
+}
+
+func TestLoadFileRefuses(t *testing.T) {
+	restore := Use(nil)
+	defer restore()
+	cases := []struct {
+		name  string
+		setup func(dir string) string
+		want  error
+		says  string
+	}{
+		{"no change-log row", func(dir string) string { p, _ := adoptInto(t, dir, "0.1.0-x", false); return p }, ErrNotAdopted, "no row"},
+		{"no changelog.json", func(dir string) string {
+			p, _ := adoptInto(t, dir, "0.1.0-x", true)
+			os.Remove(filepath.Join(dir, "changelog.json"))
+			return p
+		}, ErrNotAdopted, "changelog.json"},
+		{"edited after adoption", func(dir string) string {
+			p, _ := adoptInto(t, dir, "0.1.0-x", true)
+			b, _ := os.ReadFile(p)
+			os.WriteFile(p, append(b, ' '), 0o644)
+			return p
+		}, ErrNotAdopted, "weights_sha256"},
+		{"invalid weights", func(dir string) string {
+			p := filepath.Join(dir, "weights-bad.json")
+			os.WriteFile(p, []byte(`{"method_version":"x"}`), 0o644)
+			return p
+		}, ErrInvalidWeights, ""},
+		{"missing file", func(dir string) string { return filepath.Join(dir, "nope.json") }, os.ErrNotExist, ""},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			p := c.setup(t.TempDir())
+			err := UseFile(p, nil)
+			if !errors.Is(err, c.want) || !strings.Contains(fmt.Sprint(err), c.says) {
+				t.Fatalf("UseFile: %v, want %v mentioning %q", err, c.want, c.says)
+			}
+			if Version != EmbeddedVersion || WeightsSHA256() == "" || Current().MethodVersion != EmbeddedVersion {
+				t.Fatal("a refused file changed the method in force")
+			}
+		})
+	}
+	// The environment variable: unset keeps the default; a refused file is
+	// an error naming the variable.
+	t.Setenv(EnvWeights, "")
+	if err := UseEnv(nil); err != nil || Version != EmbeddedVersion {
+		t.Fatalf("empty %s: %v", EnvWeights, err)
+	}
+	t.Setenv(EnvWeights, filepath.Join(t.TempDir(), "nope.json"))
+	if err := UseEnv(nil); err == nil || !strings.Contains(err.Error(), EnvWeights) {
+		t.Fatalf("bad %s: %v", EnvWeights, err)
+	}
+}
+
+// WeightsSHA256 is asked once per published record, so it must not hash: it
+// allocates nothing, for the embedded method and for an adopted one, and a
+// Method put in force by hand still carries the hash of its bytes.
+func TestWeightsSHA256Cached(t *testing.T) {
+	restore := Use(nil)
+	defer restore()
+	want := WeightsSHA256()
+	if n := testing.AllocsPerRun(100, func() { _ = WeightsSHA256() }); n != 0 {
+		t.Fatalf("embedded: %v allocs per WeightsSHA256, want 0 (hashed per call?)", n)
+	}
+	raw := append(RawWeights(), ' ')
+	m := &Method{Weights: Current(), Raw: raw, SHA256: "stale", Path: "/x/weights-hand.json"}
+	Use(m)
+	s := sha256.Sum256(raw)
+	if got := WeightsSHA256(); got != hex.EncodeToString(s[:]) {
+		t.Fatalf("hand-built method in force: sha %q, want the hash of its bytes", got)
+	}
+	m.SHA256 = "changed after Use"
+	if WeightsSHA256() != hex.EncodeToString(s[:]) {
+		t.Fatal("writing the caller's Method after Use changed the hash in force")
+	}
+	if n := testing.AllocsPerRun(100, func() { _ = WeightsSHA256() }); n != 0 {
+		t.Fatalf("adopted: %v allocs per WeightsSHA256, want 0", n)
+	}
+	Use(nil)
+	if WeightsSHA256() != want {
+		t.Fatal("Use(nil) did not bring the embedded hash back")
+	}
+}
+
+func BenchmarkWeightsSHA256(b *testing.B) {
+	b.ReportAllocs()
+	for b.Loop() {
+		_ = WeightsSHA256()
 	}
 }

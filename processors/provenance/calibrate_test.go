@@ -22,7 +22,7 @@ func TestAdopt(t *testing.T) {
 		{Flag: "no_license", Count: 300, N: 1000, Live: ptr(0.3), Denominator: provenance.DenomResolved},
 		{Flag: "fork", Count: 2, N: 50, Live: ptr(0.04)}, // n too small: skipped
 		{Flag: "stale_over_1y", Count: 10, N: 1000, Live: ptr(0.01)},
-		{Flag: "owner_older_than_1y"}, // never observed: skipped
+		{Flag: "owner_older_than_1y"}, // no owner looked up yet (n = 0): skipped
 	}
 	a, err := provenance.Adopt(method.RawWeights(), rates, "0.1.0-draft5-cal1", "2026-12-01", provenance.MinAdoptN)
 	if err != nil {

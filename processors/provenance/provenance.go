@@ -23,11 +23,19 @@
 //     single_author_90d (exactly one author among the fetched commits),
 //     commit_cap_hit (the page cap cut the listing), verified_commits_90d
 //     (at least one verified commit).
-//   - owner_older_than_1y needs GET /users/{login}, which the crawler does
-//     not spend budget on: live rate n = 0, the signal never fires.
+//   - owner_older_than_1y: the owner account's created_at (GET
+//     /users/{login}) is at least owner_old_days (365) before now — the
+//     same comparison processors/trust scores. Denominator: resolved
+//     servers whose owner age is known; an unknown age (owner not looked up
+//     yet, account gone) neither fires nor counts.
 //   - Registry-side flags are over all listings: namespace_owner_mismatch,
 //     co_registration_cluster_with_hygiene, one_repo_many_servers_with_hygiene
 //     (trust.RegistryFacts + strict weak hygiene: fork or no_commits_90d).
+//
+// Bad input: a provenance.obs message that github.DecodeObservation refuses
+// (undecodable, no repo key, bad status, zero observed_at, implausible
+// values) goes to the dlq topic with its reason code and the stream moves
+// on (stage.go).
 //
 // Coverage gate (SPEC §1.2): open while >= 99 % of the distinct github.com
 // repos listed have an observation (200, 404 or 409 alike) younger than
@@ -103,12 +111,16 @@ func (s *State) Apply(obs ...github.Observation) int {
 	return n
 }
 
-// stamp orders observations: the later of the repo and the commits
-// observation (a commit fetch re-publishes the repo observation it extends).
+// stamp orders observations: the latest of the repo, the commits and the
+// owner lookup (a commit fetch or an owner lookup re-publishes the repo
+// observation it extends).
 func stamp(o github.Observation) time.Time {
 	t := o.ObservedAt
 	if o.Commits != nil && o.Commits.ObservedAt.After(t) {
 		t = o.Commits.ObservedAt
+	}
+	if o.OwnerObservedAt.After(t) {
+		t = o.OwnerObservedAt
 	}
 	return t
 }
@@ -206,6 +218,9 @@ type Flags struct {
 	SingleAuthor bool    `json:"single_author_90d"`
 	CapHit       bool    `json:"commit_cap_hit"`
 	Verified     bool    `json:"verified_commits_90d"`
+	OwnerKnown   bool    `json:"owner_age_known"`
+	OwnerOld     bool    `json:"owner_older_than_1y"`
+	OwnerAgeDays float64 `json:"owner_age_days"`
 	Mismatch     bool    `json:"namespace_owner_mismatch"`
 	CoRegCluster bool    `json:"co_registration_cluster_with_hygiene"` // with hygiene
 	OneRepoMany  bool    `json:"one_repo_many_servers_with_hygiene"`   // with hygiene
@@ -241,6 +256,11 @@ func FlagsOf(w *method.Weights, l Listing, o *github.Observation, f trust.Facts,
 	}
 	fl.StaleOver1y = !o.PushedAt.IsZero() && now.Sub(o.PushedAt) > 365*day
 	fl.Stars100 = o.Stars >= th.StarsPositive
+	if !o.OwnerCreatedAt.IsZero() {
+		fl.OwnerKnown = true
+		fl.OwnerAgeDays = now.Sub(o.OwnerCreatedAt).Hours() / 24
+		fl.OwnerOld = fl.OwnerAgeDays >= th.OwnerOldDays
+	}
 	if c := o.Commits; c != nil && !c.ObservedAt.IsZero() {
 		fl.CommitsKnown = true
 		fl.NoCommits90d = c.Empty || c.Count == 0
@@ -289,7 +309,7 @@ func ScorerObservation(o github.Observation) scorer.GitHubObservation {
 		return so
 	}
 	so.Status = trust.RepoResolved
-	so.RepoCreatedAt, so.PushedAt, so.Stars = o.CreatedAt, o.PushedAt, o.Stars
+	so.RepoCreatedAt, so.OwnerCreatedAt, so.PushedAt, so.Stars = o.CreatedAt, o.OwnerCreatedAt, o.PushedAt, o.Stars
 	so.Fork, so.Archived, so.Private, so.LicenseSPDX, so.OwnerLogin = o.Fork, o.Archived, o.Private, o.LicenseSPDX, o.OwnerLogin
 	if c := o.Commits; c != nil && !c.ObservedAt.IsZero() {
 		so.SingleAuthor90d = c.Authors == 1

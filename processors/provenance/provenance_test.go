@@ -64,6 +64,7 @@ func TestBaseRatesMatchGenerator(t *testing.T) {
 		"repo_resolved": 0.86, "single_author_90d": 0.36, "no_license": 0.23, "commit_cap_hit": 0.19,
 		"no_commits_90d": 0.14, "repo_under_30d": 0.11, "namespace_owner_mismatch": 0.027, "archived": 0.008,
 		"fork": 0.005, "stale_over_1y": 0.004, "repo_created_after_listing_gt30d": 0.001,
+		"owner_older_than_1y": githubfake.SeedRates.OwnerOlder1y,
 	}
 	got := map[string]provenance.Rate{}
 	for _, r := range sn.Rates {
@@ -80,8 +81,10 @@ func TestBaseRatesMatchGenerator(t *testing.T) {
 			t.Errorf("%s: live %.4f, generator %.4f: more than 1 pp apart", flag, *r.Live, rate)
 		}
 	}
-	if r := got["owner_older_than_1y"]; r.N != 0 || r.Live != nil {
-		t.Errorf("owner_older_than_1y is not observed, got %+v", r)
+	// Every resolved repo's owner was looked up: the owner-age denominator
+	// is the resolved servers.
+	if r, res := got["owner_older_than_1y"], got["no_license"]; r.N != res.N || r.Denominator != provenance.DenomOwnerAge || !r.Scored {
+		t.Errorf("owner_older_than_1y over %d (%s), want all %d resolved servers: %+v", r.N, r.Denominator, res.N, r)
 	}
 	if !sn.Gate.Open || sn.Gate.CoveragePct < 99 {
 		t.Errorf("gate after a full crawl: %+v", sn.Gate)
@@ -252,6 +255,80 @@ func TestBaseRateFactorPinned(t *testing.T) {
 	}
 	if len(sv[0].Provenance.Evidence) == 0 || sv[0].Provenance.Evidence[0].Kind != trust.EvGitHubRepo {
 		t.Fatalf("no github evidence: %+v", sv[0].Provenance.Evidence)
+	}
+}
+
+// owner_older_than_1y: fires at >= 365 d of owner account age (the same
+// comparison the trust scorer makes, so the flag and the scored signal
+// agree), not below; an unknown owner age neither fires nor counts in the
+// base-rate denominator. The scored signal carries the GitHub evidence and
+// lifts the score by 5 × f(0.70).
+func TestOwnerOlderThan1y(t *testing.T) {
+	w := method.Current()
+	day := 24 * time.Hour
+	cases := []struct {
+		name         string
+		age          time.Duration // 0 = unknown
+		status       string
+		known, fires bool
+	}{
+		{"366 d", 366 * day, github.StatusResolved, true, true},
+		{"365 d + 1 h", 365*day + time.Hour, github.StatusResolved, true, true},
+		{"exactly 365 d", 365 * day, github.StatusResolved, true, true},
+		{"364 d 23 h", 365*day - time.Hour, github.StatusResolved, true, false},
+		{"30 d", 30 * day, github.StatusResolved, true, false},
+		{"unknown", 0, github.StatusResolved, false, false},
+		{"unresolved repo", 3000 * day, github.StatusUnresolved, false, false},
+	}
+	var ls []provenance.Listing
+	st := provenance.NewState()
+	for i, c := range cases {
+		repo := "github.com/o/r" + itoa(i)
+		ls = append(ls, provenance.Listing{Server: "io.github.o/s" + itoa(i), RepoURL: "https://" + repo, ListedAt: t0.Add(-400 * day)})
+		o := github.Observation{Repo: repo, ID: github.ObservationID(repo, t0), Status: c.status, ObservedAt: t0, OwnerLogin: "o",
+			CreatedAt: t0.Add(-400 * day), PushedAt: t0.Add(-day), Commits: &github.CommitStats{ObservedAt: t0, Count: 4, Authors: 2}}
+		if c.age > 0 {
+			o.OwnerCreatedAt, o.OwnerObservedAt = t0.Add(-c.age), t0
+		}
+		st.Apply(o)
+	}
+	st.SetListings(ls)
+	sn := st.Snapshot(w, t0)
+	bonus := -w.Provenance.Magnitudes[method.MildPositive] * trust.BaseRateFactor(w, w.Provenance.Signals["owner_older_than_1y"].BaseRate)
+	var base float64 // the score without the bonus (no_license only)
+	for i, c := range cases {
+		sv := sn.Servers[i]
+		f := sv.Flags
+		if f.OwnerKnown != c.known || f.OwnerOld != c.fires {
+			t.Errorf("%s: known %v fires %v, want %v %v", c.name, f.OwnerKnown, f.OwnerOld, c.known, c.fires)
+		}
+		var sig *trust.Signal
+		for j := range sv.Provenance.Signals {
+			if sv.Provenance.Signals[j].ID == "owner_older_than_1y" {
+				sig = &sv.Provenance.Signals[j]
+			}
+		}
+		if (sig != nil) != (c.fires && c.status == github.StatusResolved) {
+			t.Errorf("%s: scored signal %+v, flag %v", c.name, sig, f.OwnerOld)
+		}
+		if sig != nil && (len(sig.Evidence) == 0 || sig.Evidence[0].Kind != trust.EvGitHubRepo || sig.Direction != method.MildPositive) {
+			t.Errorf("%s: signal without GitHub evidence: %+v", c.name, sig)
+		}
+		if c.name == "30 d" {
+			base = *sv.Provenance.Value
+		}
+	}
+	if v := sn.Servers[0].Provenance.Value; v == nil || math.Abs(*v-(base+bonus)) > 0.01 || bonus <= 0 {
+		t.Errorf("old owner scores %v, want %.2f + %.2f", v, base, bonus)
+	}
+	for _, r := range sn.Rates {
+		if r.Flag != "owner_older_than_1y" {
+			continue
+		}
+		// 6 resolved servers, one of unknown owner age: n = 5, 3 fire.
+		if r.N != 5 || r.Count != 3 || r.Live == nil || *r.Live != 0.6 {
+			t.Errorf("owner_older_than_1y rate %+v, want 3/5", r)
+		}
 	}
 }
 

@@ -41,8 +41,8 @@ const (
 	DenomObserved = "observed_github_servers"
 	DenomResolved = "resolved_servers"
 	DenomCommits  = "resolved_servers_with_commits"
+	DenomOwnerAge = "resolved_servers_with_owner_age"
 	DenomListings = "all_listings"
-	DenomNone     = "not_observed"
 )
 
 // flagDef says how a flag is counted.
@@ -70,7 +70,7 @@ var flagDefs = []flagDef{
 	{"one_repo_many_servers_with_hygiene", DenomListings, func(f Flags) bool { return f.OneRepoMany }},
 	{"verified_commits_90d", DenomCommits, func(f Flags) bool { return f.Verified }},
 	{"stars_ge_100", DenomResolved, func(f Flags) bool { return f.Stars100 }},
-	{"owner_older_than_1y", DenomNone, func(Flags) bool { return false }},
+	{"owner_older_than_1y", DenomOwnerAge, func(f Flags) bool { return f.OwnerOld }},
 }
 
 // FlagNames are the flags with a live base rate.
@@ -131,6 +131,9 @@ func BaseRates(w *method.Weights, servers []Server) []Rate {
 		if f.CommitsKnown {
 			n[DenomCommits]++
 		}
+		if f.Resolved && f.OwnerKnown {
+			n[DenomOwnerAge]++
+		}
 	}
 	out := make([]Rate, 0, len(flagDefs))
 	for _, d := range flagDefs {
@@ -145,6 +148,8 @@ func BaseRates(w *method.Weights, servers []Server) []Rate {
 				in = f.Resolved
 			case DenomCommits:
 				in = f.CommitsKnown
+			case DenomOwnerAge:
+				in = f.Resolved && f.OwnerKnown
 			case DenomListings:
 				in = true
 			}

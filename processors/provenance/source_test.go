@@ -28,6 +28,7 @@ func TestScorerSource(t *testing.T) {
 	st.SetListings([]provenance.Listing{{Server: "io.github.o/a", RepoURL: "https://github.com/o/a"}, {Server: "io.github.o/b", RepoURL: "https://github.com/o/b"}})
 	obs := github.Observation{Repo: "github.com/o/a", ID: "github:github.com/o/a@1", Status: github.StatusResolved, ObservedAt: at.Add(-time.Hour),
 		CreatedAt: at.Add(-500 * day), PushedAt: at.Add(-2 * day), Stars: 500, LicenseSPDX: "MIT", OwnerLogin: "o",
+		OwnerCreatedAt: at.Add(-900 * day), OwnerObservedAt: at.Add(-time.Hour),
 		Commits: &github.CommitStats{ObservedAt: at.Add(-time.Hour), Count: 9, Authors: 3}}
 	st.Apply(obs)
 	src := scorer.Sources{Provenance: provenance.Source{State: st}}
@@ -56,6 +57,15 @@ func TestScorerSource(t *testing.T) {
 	}
 	if adoption <= 0 {
 		t.Fatalf("gate open but no adoption credit: %+v", recs[0].Toolfinder.Components)
+	}
+	// The owner account's age reaches the scorer: owner_older_than_1y fires
+	// in the record with the observation as its evidence.
+	owner := false
+	for _, sg := range recs[0].Provenance.Signals {
+		owner = owner || (sg.ID == "owner_older_than_1y" && len(sg.Evidence) == 1 && sg.Evidence[0].ID == "github:github.com/o/a@1")
+	}
+	if !owner {
+		t.Fatalf("owner_older_than_1y missing from the record: %+v", recs[0].Provenance.Signals)
 	}
 	ev := recs[0].Provenance.Evidence
 	if len(ev) == 0 || ev[0].Kind != trust.EvGitHubRepo || ev[0].ID != "github:github.com/o/a@1" {

@@ -7,13 +7,17 @@ import (
 	"testing"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
 	"github.com/segmentio/kafka-go"
+	"go.uber.org/zap/zaptest"
 
+	"github.com/forum-mcp/forum/bus"
 	"github.com/forum-mcp/forum/ingest/github"
 	"github.com/forum-mcp/forum/processors/provenance"
+	"github.com/forum-mcp/forum/schema"
 )
 
-// Handle applies decodable observations, skips bad ones, checkpoints before
+// Handle applies valid observations, skips bad ones, checkpoints before
 // returning (so offsets are committed only after the state is on disk), and
 // a redelivered batch changes nothing.
 func TestStageHandle(t *testing.T) {
@@ -22,7 +26,7 @@ func TestStageHandle(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	o := github.Observation{Repo: "github.com/o/r", ID: "github:github.com/o/r@1", ObservedAt: time.Unix(1e9, 0).UTC(), Status: github.StatusResolved}
+	o := github.Observation{Repo: "github.com/o/r", ID: "github:github.com/o/r@1", ObservedAt: time.Date(2026, 11, 1, 0, 0, 0, 0, time.UTC), Status: github.StatusResolved}
 	b, _ := json.Marshal(o)
 	batch := []kafka.Message{{Topic: provenance.Topic, Value: b}, {Topic: provenance.Topic, Value: []byte("{not json")}, {Topic: provenance.Topic, Value: []byte(`{}`)}}
 	for i := 0; i < 2; i++ {
@@ -33,5 +37,120 @@ func TestStageHandle(t *testing.T) {
 	re, err := provenance.Load(path)
 	if err != nil || re.Len() != 1 {
 		t.Fatalf("checkpoint: %v, %d observations", err, re.Len())
+	}
+}
+
+// Over the embedded bus: each kind of bad observation lands on the dlq
+// topic with its reason code (and is counted); the good observation after
+// them is applied; the stream goes on.
+func TestStageDeadLetters(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	dir := t.TempDir()
+	log := zaptest.NewLogger(t)
+	b, err := bus.StartEmbedded(filepath.Join(dir, "kafka"), 0, log)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b.Close()
+	if err := bus.EnsureTopics(ctx, b.Addrs(), []bus.TopicSpec{{Name: provenance.Topic, Partitions: 1}, {Name: schema.TopicDLQ, Partitions: 1}}, log); err != nil {
+		t.Fatal(err)
+	}
+	at := time.Date(2026, 11, 1, 0, 0, 0, 0, time.UTC)
+	good := github.Observation{Repo: "github.com/o/good", ID: github.ObservationID("github.com/o/good", at), ObservedAt: at, Status: github.StatusResolved,
+		HTTPStatus: 200, CreatedAt: at.Add(-400 * 24 * time.Hour), OwnerLogin: "o", OwnerCreatedAt: at.Add(-800 * 24 * time.Hour)}
+	enc := func(mod func(*github.Observation)) []byte {
+		o := good
+		o.Repo = "github.com/o/bad"
+		mod(&o)
+		b, _ := json.Marshal(o)
+		return b
+	}
+	bad := []struct {
+		value  []byte
+		reason string
+	}{
+		{[]byte("{not json"), github.ReasonMalformed},
+		{enc(func(o *github.Observation) { o.Repo = "" }), github.ReasonMissingRepo},
+		{enc(func(o *github.Observation) { o.Status = "exploded" }), github.ReasonInvalidStatus},
+		{enc(func(o *github.Observation) { o.ObservedAt = time.Time{} }), github.ReasonMissingObserved},
+		{enc(func(o *github.Observation) { o.Stars = -40 }), github.ReasonImplausibleValue},
+	}
+	var msgs []kafka.Message
+	for _, x := range bad {
+		msgs = append(msgs, kafka.Message{Topic: provenance.Topic, Key: []byte("github.com/o/bad"), Value: x.value})
+	}
+	gb, _ := json.Marshal(good)
+	msgs = append(msgs, kafka.Message{Topic: provenance.Topic, Key: []byte(good.Repo), Value: gb})
+	w := bus.NewWriter(b.Addrs(), log)
+	defer w.Close()
+	if err := w.WriteMessages(ctx, msgs...); err != nil {
+		t.Fatal(err)
+	}
+
+	st, err := provenance.NewStage(b.Addrs(), filepath.Join(dir, "provenance-state.json"), log)
+	if err != nil {
+		t.Fatal(err)
+	}
+	reg := prometheus.NewRegistry()
+	st.Metrics = provenance.NewMetrics(reg)
+	rctx, stop := context.WithCancel(ctx)
+	done := make(chan error, 1)
+	go func() { done <- st.Run(rctx) }()
+	for st.State.Len() == 0 && ctx.Err() == nil {
+		time.Sleep(50 * time.Millisecond)
+	}
+	stop()
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	if o, ok := st.State.Observation("https://github.com/o/good"); !ok || !o.OwnerCreatedAt.Equal(good.OwnerCreatedAt) {
+		t.Fatalf("the good observation after the bad ones was not applied: %+v %v", o, ok)
+	}
+	if _, ok := st.State.Observation("https://github.com/o/bad"); ok {
+		t.Fatal("a bad observation was applied")
+	}
+
+	r := kafka.NewReader(kafka.ReaderConfig{Brokers: b.Addrs(), Topic: schema.TopicDLQ, Partition: 0, MaxWait: 100 * time.Millisecond})
+	defer r.Close()
+	var got []schema.DLQMessage
+	for len(got) < len(bad) {
+		m, err := r.ReadMessage(ctx)
+		if err != nil {
+			t.Fatalf("dlq: %v after %d letters", err, len(got))
+		}
+		var d schema.DLQMessage
+		if err := json.Unmarshal(m.Value, &d); err != nil {
+			t.Fatal(err)
+		}
+		got = append(got, d)
+	}
+	for i, x := range bad {
+		d := got[i]
+		if d.Stage != provenance.StageName || d.Reason != x.reason || d.Key != "github.com/o/bad" || d.Payload != string(x.value) || d.ID == "" || d.Detail == "" {
+			t.Errorf("dead letter %d: %+v, want reason %s", i, d, x.reason)
+		}
+	}
+	mfs, err := reg.Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	counted := map[string]float64{}
+	for _, mf := range mfs {
+		for _, m := range mf.GetMetric() {
+			k := mf.GetName()
+			for _, l := range m.GetLabel() {
+				k += "/" + l.GetValue()
+			}
+			counted[k] = m.GetCounter().GetValue()
+		}
+	}
+	for _, x := range bad {
+		if n := counted["forum_provenance_dead_letters_total/"+x.reason]; n != 1 {
+			t.Errorf("%s dead letters counted %v, want 1", x.reason, n)
+		}
+	}
+	if n := counted["forum_provenance_observations_applied_total"]; n != 1 {
+		t.Errorf("applied %v, want 1", n)
 	}
 }

@@ -1,7 +1,10 @@
 // Package githubfake is a fake GitHub REST API for tests: a population of
 // repositories generated at the seed 002 §4.1 base rates, served with
 // primary and secondary rate limits, ETags (304 costs no quota), 301
-// renames, 404 for unresolved repos and 409 for empty ones. Time comes from
+// renames, 404 for unresolved repos and 409 for empty ones, and the repo
+// owners' accounts (GET /users/{login}: owners repeat across repos, ~1 per
+// 3 repos, and Rates.OwnerOlder1y of the resolved repos have an owner
+// account older than a year). Time comes from
 // an injected clock, so a test can live through hours in milliseconds.
 //
 // It is a regular (non-test) package so the crawler's and the provenance
@@ -43,6 +46,9 @@ type Rates struct {
 	Empty                  float64 // 409 (a subset of NoCommits90d)
 	Renamed                float64 // served behind a 301
 	Verified               float64 // repos with >= 1 verified commit (of those with commits)
+	// OwnerOlder1y: resolved repos whose owner account is older than 365 d
+	// (counted per repo, as the processor counts servers).
+	OwnerOlder1y float64
 }
 
 // SeedRates are seed 002 §4.1's full-crawl base rates.
@@ -50,6 +56,9 @@ var SeedRates = Rates{
 	RepoResolved: 0.86, SingleAuthor90d: 0.36, NoLicense: 0.23, CommitCapHit: 0.19, NoCommits90d: 0.14,
 	RepoUnder30d: 0.11, NamespaceOwnerMismatch: 0.027, Archived: 0.008, Fork: 0.005, StaleOver1y: 0.004,
 	LateRepoGT30d: 0.001, Empty: 0.02, Renamed: 0.01, Verified: 0.30,
+	// Not measured by the seed: the project's estimate pinned in
+	// processors/method/weights-v0.1.0.json.
+	OwnerOlder1y: 0.70,
 }
 
 // Repo is one generated repository and its listing.
@@ -81,6 +90,16 @@ type Repo struct {
 // Truth is what the generator planted.
 type Truth struct {
 	SingleAuthor, NoLicense, CapHit, NoCommits, Under30d, Mismatch, Archived, Fork, Stale, Late bool
+	OwnerOld                                                                                    bool // owner account older than 365 d
+}
+
+// Owner is one generated GitHub account owning one or more repos.
+type Owner struct {
+	ID        int64
+	Login     string
+	Type      string // User | Organization
+	CreatedAt time.Time
+	Repos     []*Repo
 }
 
 // URL is the listing's repository URL.
@@ -91,6 +110,8 @@ type Population struct {
 	Start    time.Time
 	PageCap  int
 	Repos    []*Repo
+	Owners   []*Owner
+	byLogin  map[string]*Owner
 	byPath   map[string]*Repo // lower "owner/name" (current names) → repo
 	oldPaths map[string]*Repo // lower old "owner/name" of renamed repos
 	byID     map[int64]*Repo
@@ -102,7 +123,11 @@ type Population struct {
 // equal the targets up to rounding.
 func Generate(n int, rates Rates, start time.Time, pageCap int, seed uint64) *Population {
 	rng := rand.New(rand.NewPCG(seed, seed^0x9e3779b97f4a7c15))
-	p := &Population{Start: start, PageCap: pageCap, byPath: map[string]*Repo{}, oldPaths: map[string]*Repo{}, byID: map[int64]*Repo{}}
+	// Owners come from their own stream, so the repos' facts stay what this
+	// seed always generated.
+	orng := rand.New(rand.NewPCG(seed^0x5bd1e995, seed+1))
+	p := &Population{Start: start, PageCap: pageCap, byPath: map[string]*Repo{}, oldPaths: map[string]*Repo{}, byID: map[int64]*Repo{}, byLogin: map[string]*Owner{}}
+	ownerOf := groupOwners(orng, n)
 	day := 24 * time.Hour
 	pick := func(pool []int, rate float64, base int) []int {
 		k := int(math.Round(rate * float64(base)))
@@ -115,7 +140,7 @@ func Generate(n int, rates Rates, start time.Time, pageCap int, seed uint64) *Po
 	}
 	all := make([]int, n)
 	for i := range all {
-		r := &Repo{ID: int64(100000 + i), Owner: fmt.Sprintf("owner%05d", i), Name: fmt.Sprintf("mcp-server-%05d", i)}
+		r := &Repo{ID: int64(100000 + i), Owner: fmt.Sprintf("owner%05d", ownerOf[i]), Name: fmt.Sprintf("mcp-server-%05d", i)}
 		r.Server = "io.github." + r.Owner + "/" + r.Name
 		p.Repos = append(p.Repos, r)
 		all[i] = i
@@ -258,8 +283,118 @@ func Generate(n int, rates Rates, start time.Time, pageCap int, seed uint64) *Po
 			p.byPath[strings.ToLower(r.Owner+"/"+r.Name)] = r
 		}
 	}
+	p.ageOwners(orng, rates.OwnerOlder1y, nr)
 	return p
 }
+
+// groupOwners gives repo i its owner index: owners repeat, with a long
+// tail of fleets (55 % of owners hold one repo, 25 % two, 12 % 3–5, 7 %
+// 6–20, 1 % 21–80: ~2.9 repos per owner).
+func groupOwners(rng *rand.Rand, n int) []int {
+	out := make([]int, n)
+	perm := rng.Perm(n)
+	o := 0
+	for j := 0; j < n; o++ {
+		var k int
+		switch x := rng.Float64(); {
+		case x < 0.55:
+			k = 1
+		case x < 0.80:
+			k = 2
+		case x < 0.92:
+			k = 3 + rng.IntN(3)
+		case x < 0.99:
+			k = 6 + rng.IntN(15)
+		default:
+			k = 21 + rng.IntN(60)
+		}
+		for t := 0; t < k && j < n; t++ {
+			out[perm[j]] = o
+			j++
+		}
+	}
+	return out
+}
+
+// ageOwners builds the owners and sets their accounts' created_at so that
+// round(rate × resolved) resolved repos have an owner older than 365 d. An
+// account normally predates its repos, so the young owners are taken first
+// from those whose resolved repos are all younger than a year; only when
+// they do not suffice is an owner younger than its repo (a transferred
+// repo keeps its created_at).
+func (p *Population) ageOwners(rng *rand.Rand, rate float64, resolved int) {
+	day := 24 * time.Hour
+	for _, r := range p.Repos {
+		key := strings.ToLower(r.Owner)
+		ow := p.byLogin[key]
+		if ow == nil {
+			ow = &Owner{ID: int64(500000 + len(p.Owners)), Login: r.Owner, Type: "User"}
+			if len(p.Owners)%4 == 3 {
+				ow.Type = "Organization"
+			}
+			p.byLogin[key] = ow
+			p.Owners = append(p.Owners, ow)
+		}
+		ow.Repos = append(ow.Repos, r)
+	}
+	yearAgo := p.Start.Add(-365 * day)
+	type cand struct {
+		ow       *Owner
+		res      int
+		earliest time.Time
+	}
+	var young, other []cand
+	for _, ow := range p.Owners {
+		c := cand{ow: ow}
+		for _, r := range ow.Repos {
+			if !r.Resolved {
+				continue
+			}
+			c.res++
+			if c.earliest.IsZero() || r.CreatedAt.Before(c.earliest) {
+				c.earliest = r.CreatedAt
+			}
+		}
+		if c.res > 0 && c.earliest.After(yearAgo) {
+			young = append(young, c)
+		} else {
+			other = append(other, c)
+		}
+	}
+	rng.Shuffle(len(young), func(i, j int) { young[i], young[j] = young[j], young[i] })
+	rng.Shuffle(len(other), func(i, j int) { other[i], other[j] = other[j], other[i] })
+	need := resolved - int(math.Round(rate*float64(resolved)))
+	isYoung := map[*Owner]bool{}
+	for _, c := range append(young, other...) {
+		if c.res > 0 && c.res <= need {
+			isYoung[c.ow] = true
+			need -= c.res
+		}
+	}
+	span := func(lo, hi time.Time) time.Time { return lo.Add(time.Duration(rng.Float64() * float64(hi.Sub(lo)))) }
+	for _, c := range append(young, other...) {
+		ow := c.ow
+		if isYoung[ow] {
+			lo, hi := p.Start.Add(-364*day), p.Start.Add(-day)
+			if !c.earliest.IsZero() && c.earliest.After(lo) && c.earliest.Before(hi) {
+				hi = c.earliest
+			}
+			ow.CreatedAt = span(lo, hi).Truncate(time.Second)
+		} else {
+			hi := p.Start.Add(-366 * day)
+			if !c.earliest.IsZero() && c.earliest.Before(hi) {
+				hi = c.earliest
+			}
+			ow.CreatedAt = span(hi.Add(-3000*day), hi).Truncate(time.Second)
+		}
+		for _, r := range ow.Repos {
+			r.Truth.OwnerOld = !isYoung[ow]
+		}
+	}
+}
+
+// OwnerOf returns a repo's owner account.
+func (p *Population) OwnerOf(r *Repo) *Owner { return p.byLogin[strings.ToLower(r.Owner)] }
 
 // commitDate is the date of the k-th newest commit: spread over the last
 // 60 days (or since creation), newest first.
@@ -324,6 +459,18 @@ type Server struct {
 	st          ServerStats
 	cache       map[string]answer
 	pages       map[string][]byte // commit pages by repo, page size, offset, window length
+	users       map[string]int    // lower login → GET /users/{login} answered
+}
+
+// UserLookups returns how often each owner login was asked for (a copy).
+func (s *Server) UserLookups() map[string]int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	out := make(map[string]int, len(s.users))
+	for k, v := range s.users {
+		out[k] = v
+	}
+	return out
 }
 
 // ServerStats count what the server saw.
@@ -336,6 +483,8 @@ type ServerStats struct {
 	MaxUsedInWindow  int
 	Redirects        int
 	RequestsAfterHit int // requests within 60 s after a secondary hit (should be 0 for a polite client)
+	UserRequests     int // GET /users/{login} answered (200, 304 or 404)
+	UserNotModified  int // of which 304 (free)
 	lastSecondary    time.Time
 }
 
@@ -418,6 +567,16 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, req *http.Request) {
 	if status == http.StatusMovedPermanently {
 		s.st.Redirects++
 	}
+	if login, ok := strings.CutPrefix(req.URL.Path, "/users/"); ok {
+		s.st.UserRequests++
+		if status == http.StatusNotModified {
+			s.st.UserNotModified++
+		}
+		if s.users == nil {
+			s.users = map[string]int{}
+		}
+		s.users[strings.ToLower(login)]++
+	}
 	hdr(s.Limits.PerHour - s.used)
 	s.mu.Unlock()
 	if etag != "" {
@@ -486,6 +645,15 @@ func (s *Server) route(req *http.Request, now time.Time) (int, []byte, string, s
 				"https://api.github.com/repositories/" + strconv.FormatInt(old.ID, 10) + suffix(sub), ""
 		}
 		r = p.byPath[key]
+	case len(parts) == 2 && parts[0] == "users":
+		ow := p.byLogin[strings.ToLower(parts[1])]
+		if ow == nil {
+			return http.StatusNotFound, []byte(`{"message":"Not Found"}`), "", "", ""
+		}
+		body, _ := json.Marshal(map[string]any{"login": ow.Login, "id": ow.ID, "type": ow.Type,
+			"created_at": ow.CreatedAt.UTC().Format(time.RFC3339), "public_repos": len(ow.Repos)})
+		etag := etagOf(body)
+		return http.StatusOK, body, etag, "", ""
 	case len(parts) >= 2 && parts[0] == "repositories":
 		id, _ := strconv.ParseInt(parts[1], 10, 64)
 		r = p.byID[id]
