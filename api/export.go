@@ -6,6 +6,7 @@ import (
 	"io"
 	"math"
 	"net/http"
+	"reflect"
 	"strconv"
 	"time"
 
@@ -39,13 +40,30 @@ import (
 //	drift_events   id, server, namespace, kind, version, before, after,
 //	               observed_at, version_bump (bool), snapshot_id. Ordered by
 //	               observed_at, id.
+//	provenance     one row per GitHub observation (ingest/github.Observation,
+//	               the store's provenance_v): id, repo, observed_at, status,
+//	               http_status (int32), not_modified (bool), full_name,
+//	               renamed_to, owner_login, owner_type, owner_created_at,
+//	               owner_observed_at, created_at, pushed_at (nullable
+//	               timestamps: unknown), stars (int32), fork, archived,
+//	               disabled (bool), license_spdx ("" = none),
+//	               commits_fetched (bool), commits_observed_at (nullable),
+//	               commits_count, authors, verified (int32), empty, cap_hit
+//	               (bool), last_commit_at (nullable), and the flags derived
+//	               from the observation alone at its observed_at (nullable
+//	               bool: null where it cannot say, e.g. every flag of an
+//	               unresolved repo): flag_no_license, flag_single_author_90d,
+//	               flag_no_commits_90d, flag_repo_under_30d,
+//	               flag_stale_over_1y, flag_commit_cap_hit, flag_archived,
+//	               flag_fork, flag_owner_older_than_1y, flag_stars_ge_100.
+//	               Ordered by observed_at, id.
 //
 // Schema metadata: forum.table, forum.export_version, forum.publication_id
 // (the newest publication in the store when the export started; "" when
 // there is none) and forum.since (RFC 3339, "" for everything).
 //
 // Rows are read in pages of ExportPageRows (keyset paging on the analyst
-// views health_checks_v and drift_events_v, which deduplicate on both
+// views health_checks_v, drift_events_v and provenance_v, which deduplicate on both
 // engines; trust records publication by publication), one record batch per
 // page, so memory stays bounded however large the table.
 
@@ -58,7 +76,7 @@ const ExportVersion = "1"
 var ExportPageRows = 10000
 
 // ExportTables are the exportable tables.
-var ExportTables = []string{"trust_records", "health_checks", "drift_events"}
+var ExportTables = []string{"trust_records", "health_checks", "drift_events", "provenance"}
 
 // ExportSource is what an export reads.
 type ExportSource interface {
@@ -71,6 +89,30 @@ var tsUTC = &arrow.TimestampType{Unit: arrow.Millisecond, TimeZone: "UTC"}
 
 func utf8(name string) arrow.Field { return arrow.Field{Name: name, Type: arrow.BinaryTypes.String} }
 
+func i32(name string) arrow.Field { return arrow.Field{Name: name, Type: arrow.PrimitiveTypes.Int32} }
+
+func boolean(name string) arrow.Field {
+	return arrow.Field{Name: name, Type: arrow.FixedWidthTypes.Boolean}
+}
+
+// provenanceFields is the provenance schema (see the package comment).
+var provenanceFields = func() []arrow.Field {
+	ts := func(name string, nullable bool) arrow.Field {
+		return arrow.Field{Name: name, Type: tsUTC, Nullable: nullable}
+	}
+	fs := []arrow.Field{utf8("id"), utf8("repo"), ts("observed_at", false), utf8("status"), i32("http_status"),
+		boolean("not_modified"), utf8("full_name"), utf8("renamed_to"), utf8("owner_login"), utf8("owner_type"),
+		ts("owner_created_at", true), ts("owner_observed_at", true), ts("created_at", true), ts("pushed_at", true),
+		i32("stars"), boolean("fork"), boolean("archived"), boolean("disabled"), utf8("license_spdx"),
+		boolean("commits_fetched"), ts("commits_observed_at", true), i32("commits_count"), i32("authors"),
+		i32("verified"), boolean("empty"), boolean("cap_hit"), ts("last_commit_at", true)}
+	for _, f := range []string{"no_license", "single_author_90d", "no_commits_90d", "repo_under_30d", "stale_over_1y",
+		"commit_cap_hit", "archived", "fork", "owner_older_than_1y", "stars_ge_100"} {
+		fs = append(fs, arrow.Field{Name: "flag_" + f, Type: arrow.FixedWidthTypes.Boolean, Nullable: true})
+	}
+	return fs
+}()
+
 var exportFields = map[string][]arrow.Field{
 	"trust_records": {utf8("server"), utf8("publication_id"), {Name: "computed_at", Type: tsUTC},
 		{Name: "score", Type: arrow.PrimitiveTypes.Float64, Nullable: true}, utf8("band"),
@@ -81,6 +123,7 @@ var exportFields = map[string][]arrow.Field{
 		{Name: "tool_count", Type: arrow.PrimitiveTypes.Int32}, {Name: "tools_listed", Type: arrow.FixedWidthTypes.Boolean}, utf8("check_json")},
 	"drift_events": {utf8("id"), utf8("server"), utf8("namespace"), utf8("kind"), utf8("version"), utf8("before"), utf8("after"),
 		{Name: "observed_at", Type: tsUTC}, {Name: "version_bump", Type: arrow.FixedWidthTypes.Boolean}, utf8("snapshot_id")},
+	"provenance": provenanceFields,
 }
 
 // exportSQL selects one page of a view-backed table: columns in schema
@@ -91,6 +134,12 @@ var exportSQL = map[string]string{
  auth_kind, protocol_version, tool_count, tools_listed, check_json FROM health_checks_v
  WHERE observed_at_ms >= ? AND (observed_at_ms > ? OR (observed_at_ms = ? AND id > ?)) ORDER BY observed_at_ms, id LIMIT `,
 	"drift_events": `SELECT id, server, namespace, kind, version, before, after, observed_at_ms, version_bump, snapshot_id FROM drift_events_v
+ WHERE observed_at_ms >= ? AND (observed_at_ms > ? OR (observed_at_ms = ? AND id > ?)) ORDER BY observed_at_ms, id LIMIT `,
+	"provenance": `SELECT id, repo, observed_at_ms, status, http_status, not_modified, full_name, renamed_to, owner_login, owner_type,
+ owner_created_at_ms, owner_observed_at_ms, created_at_ms, pushed_at_ms, stars, fork, archived, disabled, license_spdx,
+ commits_fetched, commits_observed_at_ms, commits_count, authors, verified, empty, cap_hit, last_commit_at_ms,
+ flag_no_license, flag_single_author_90d, flag_no_commits_90d, flag_repo_under_30d, flag_stale_over_1y, flag_commit_cap_hit,
+ flag_archived, flag_fork, flag_owner_older_than_1y, flag_stars_ge_100 FROM provenance_v
  WHERE observed_at_ms >= ? AND (observed_at_ms > ? OR (observed_at_ms = ? AND id > ?)) ORDER BY observed_at_ms, id LIMIT `,
 }
 
@@ -228,8 +277,16 @@ func indexOf(fs []arrow.Field, name string) int {
 	return -1
 }
 
-// appendValue converts what either engine's driver returns.
+// appendValue converts what either engine's driver returns (ClickHouse
+// returns Nullable columns as pointers, nil for NULL).
 func appendValue(b array.Builder, t arrow.DataType, v any) error {
+	if rv := reflect.ValueOf(v); rv.Kind() == reflect.Pointer {
+		if rv.IsNil() {
+			v = nil
+		} else {
+			v = rv.Elem().Interface()
+		}
+	}
 	if v == nil {
 		b.AppendNull()
 		return nil
@@ -348,7 +405,7 @@ type ExportOptions struct {
 }
 
 type exportInput struct {
-	Table string    `path:"table" enum:"trust_records,health_checks,drift_events"`
+	Table string    `path:"table" enum:"trust_records,health_checks,drift_events,provenance"`
 	Since time.Time `query:"since" doc:"Only rows at or after this instant (RFC 3339); trust_records: publications computed at or after it."`
 }
 
@@ -360,7 +417,7 @@ func ExportRoutes(o ExportOptions) func(huma.API) {
 	}
 	return func(api huma.API) {
 		huma.Register(api, huma.Operation{OperationID: "export-table", Method: http.MethodGet, Path: "/v1/export/{table}", Summary: "Export a table as Arrow",
-			Description: "Streams trust_records, health_checks or drift_events as an Arrow IPC stream; the schema metadata carries forum.publication_id (the newest publication), forum.table, forum.export_version and forum.since.",
+			Description: "Streams trust_records, health_checks, drift_events or provenance as an Arrow IPC stream; the schema metadata carries forum.publication_id (the newest publication), forum.table, forum.export_version and forum.since.",
 			Tags:        []string{"export"}, Errors: []int{http.StatusServiceUnavailable},
 			Responses: map[string]*huma.Response{"200": {Description: "Arrow IPC stream", Content: map[string]*huma.MediaType{"application/vnd.apache.arrow.stream": {}}}}},
 			func(ctx context.Context, in *exportInput) (*huma.StreamResponse, error) {

@@ -22,8 +22,10 @@ import (
 	"github.com/danielgtaylor/huma/v2"
 
 	"github.com/forum-mcp/forum/api"
+	"github.com/forum-mcp/forum/ingest/github"
 	"github.com/forum-mcp/forum/internal/testenv"
 	"github.com/forum-mcp/forum/processors/history"
+	"github.com/forum-mcp/forum/processors/method"
 	"github.com/forum-mcp/forum/processors/scorer"
 	"github.com/forum-mcp/forum/schema"
 	"github.com/forum-mcp/forum/sql/clickhouse"
@@ -49,6 +51,7 @@ func exportStore(t *testing.T) (*duckdb.Store, map[string]int64, string) {
 type exportTestStore interface {
 	store.Store
 	store.TrustStore
+	store.ProvenanceStore
 	api.ExportSource
 }
 
@@ -94,7 +97,29 @@ func fillExportStore(t *testing.T, s exportTestStore) (map[string]int64, string)
 	if err := s.InsertEvents(ctx, evs); err != nil {
 		t.Fatal(err)
 	}
-	counts := map[string]int64{"trust_records": nrec, "drift_events": int64(len(evs))}
+	// GitHub observations: three per instant (ties), every third one
+	// unresolved (NULL flags and times), every other one with commits,
+	// written twice and then re-published with commits (same ids).
+	var obs, later []store.Provenance
+	for i := 0; i < 20; i++ {
+		at := trustAt.Add(-time.Duration(i/3) * time.Hour)
+		o := github.Observation{ID: github.ObservationID(fmt.Sprintf("github.com/o/r%02d", i), at), Repo: fmt.Sprintf("github.com/o/r%02d", i),
+			ObservedAt: at, Status: github.StatusResolved, HTTPStatus: 200, CreatedAt: at.Add(-time.Duration(i) * 24 * time.Hour), Stars: i * 10}
+		if i%3 == 0 {
+			o = github.Observation{ID: o.ID, Repo: o.Repo, ObservedAt: at, Status: github.StatusUnresolved, HTTPStatus: 404}
+		}
+		obs = append(obs, history.ProvenanceRow(method.Current(), o))
+		if i%2 == 0 && o.Status == github.StatusResolved {
+			o.Commits = &github.CommitStats{ObservedAt: at.Add(time.Minute), Count: i, Authors: 1}
+			later = append(later, history.ProvenanceRow(method.Current(), o))
+		}
+	}
+	for _, batch := range [][]store.Provenance{obs, obs, later} {
+		if err := s.InsertProvenance(ctx, batch); err != nil {
+			t.Fatal(err)
+		}
+	}
+	counts := map[string]int64{"trust_records": nrec, "drift_events": int64(len(evs)), "provenance": int64(len(obs))}
 	_, rows, err := s.Query(ctx, "SELECT count(*) FROM health_checks_v")
 	if err != nil {
 		t.Fatal(err)
@@ -214,6 +239,7 @@ func checkExportBatches(t *testing.T, s api.ExportSource, counts map[string]int6
 			t.Errorf("%s: publication id %q, want %q", table, v, pub)
 		}
 	}
+	checkProvenanceValues(t, s)
 	// since
 	_, n, err := api.ExportBatches(context.Background(), s, "drift_events", trustAt.Add(-2*time.Hour), func(*arrow.Schema, arrow.RecordBatch) error { return nil })
 	if err != nil || n != 12 {
@@ -316,4 +342,46 @@ func TestExportStreamRoute(t *testing.T) {
 		t.Errorf("empty export: %s", r.Schema())
 	}
 	r.Release()
+}
+
+// checkProvenanceValues: NULLs survive the export on both engines (the
+// unresolved observations' flags and times), booleans and the re-published
+// commit stats come through, and observed_at is the stored instant.
+func checkProvenanceValues(t *testing.T, s api.ExportSource) {
+	t.Helper()
+	var rows, nullFlags, nullCreated, commits, single int
+	var first int64
+	_, _, err := api.ExportBatches(context.Background(), s, "provenance", time.Time{}, func(sc *arrow.Schema, rec arrow.RecordBatch) error {
+		col := func(name string) arrow.Array { return rec.Column(sc.FieldIndices(name)[0]) }
+		for i := 0; i < int(rec.NumRows()); i++ {
+			if rows == 0 {
+				first = int64(col("observed_at").(*array.Timestamp).Value(i))
+			}
+			rows++
+			if col("flag_no_license").IsNull(i) {
+				nullFlags++
+			}
+			if col("created_at").IsNull(i) {
+				nullCreated++
+			}
+			if col("commits_fetched").(*array.Boolean).Value(i) {
+				commits++
+				if c := col("flag_single_author_90d"); !c.IsNull(i) && c.(*array.Boolean).Value(i) {
+					single++
+				}
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// r00, r03, …, r18 are unresolved (7); r02, r04, r08, r10, r14, r16 got commits (6).
+	if rows != 20 || nullFlags != 7 || nullCreated != 7 || commits != 6 || single != 6 {
+		t.Errorf("provenance export: %d rows, %d null flags, %d null created_at, %d with commits (%d single author); want 20, 7, 7, 6, 6",
+			rows, nullFlags, nullCreated, commits, single)
+	}
+	if want := trustAt.Add(-6 * time.Hour).UnixMilli(); first != want {
+		t.Errorf("first observed_at %d, want %d", first, want)
+	}
 }

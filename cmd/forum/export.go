@@ -47,6 +47,8 @@ func newExportCmd() *cobra.Command {
   trust_records   every published record (one row per server and publication)
   health_checks   every MCP handshake check
   drift_events    every registry drift event
+  provenance      every GitHub observation, with the flags it implies
+                  (null where it cannot say)
 
 --format arrow writes the Arrow IPC file format (pyarrow.ipc.open_file,
 polars.read_ipc); parquet writes Parquet (zstd) with the Arrow schema stored.
@@ -102,7 +104,7 @@ stream GET /v1/export/{table} from the running API instead.`,
 	}
 	cfg.bindCommon(cmd.Flags())
 	cfg.bindStore(cmd.Flags())
-	cmd.Flags().StringVar(&table, "table", "", "trust_records, health_checks or drift_events")
+	cmd.Flags().StringVar(&table, "table", "", "trust_records, health_checks, drift_events or provenance")
 	cmd.Flags().StringVar(&format, "format", "arrow", "arrow (IPC file) or parquet")
 	cmd.Flags().StringVar(&out, "out", "", "output file")
 	cmd.Flags().StringVar(&since, "since", "", "only rows at or after this instant (RFC 3339 or YYYY-MM-DD, UTC)")

@@ -680,7 +680,7 @@ func (s *Store) DLQ(ctx context.Context, limit int) ([]schema.DLQMessage, error)
 }
 
 // Tables are the logical tables Counts reports.
-var Tables = []string{"registry_records", "servers_latest", "drift_events", "snapshots", "dlq", "health_checks"}
+var Tables = []string{"registry_records", "servers_latest", "drift_events", "snapshots", "dlq", "health_checks", "provenance"}
 
 // Counts returns row counts per logical table, as reads see them.
 func (s *Store) Counts(ctx context.Context) (map[string]int64, error) {
@@ -709,7 +709,7 @@ func (s *Store) Optimize(ctx context.Context) error {
 	// Every ReplacingMergeTree of every migration, not only the ones Counts
 	// reports: a forced merge must cover the later tables too.
 	all := append([]string{"schema_migrations"}, Tables...)
-	all = append(all, "trust_records", "publications", "incidents", "incident_audit", "review_approvals")
+	all = append(all, "trust_records", "publications", "incidents", "incident_audit", "review_approvals", "provenance")
 	for _, t := range all {
 		if err := s.conn.Exec(ctx, `OPTIMIZE TABLE `+t+` FINAL`); err != nil {
 			return fmt.Errorf("clickhouse: optimize %s: %w", t, err)

@@ -54,6 +54,8 @@ func TestIntegrationClickHouse(t *testing.T) {
 	storetest.RunTrust(t, open)
 	storetest.RunIncidents(t, open)
 	storetest.RunReview(t, open)
+	storetest.RunProvenance(t, open)
+	storetest.RunHealthBulk(t, open)
 
 	// Health history survives a restart: the same database, a new Store.
 	t.Run("Restart", func(t *testing.T) {

@@ -28,6 +28,8 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"net/url"
+	"os"
 	"sort"
 	"strconv"
 	"strings"
@@ -61,7 +63,11 @@ func Open(ctx context.Context, path string, log *zap.Logger) (*Store, error) {
 	if log == nil {
 		log = zap.NewNop()
 	}
-	db, err := sql.Open("duckdb", path)
+	dsn := path
+	if !strings.Contains(path, "?") && MemoryLimit != "" {
+		dsn = path + "?memory_limit=" + url.QueryEscape(MemoryLimit)
+	}
+	db, err := sql.Open("duckdb", dsn)
 	if err != nil {
 		return nil, fmt.Errorf("duckdb: open %s: %w", path, err)
 	}
@@ -70,6 +76,22 @@ func Open(ctx context.Context, path string, log *zap.Logger) (*Store, error) {
 		return nil, fmt.Errorf("duckdb: open %s: %w", path, err)
 	}
 	return &Store{db: db, log: log.With(zap.String("store", "duckdb"))}, nil
+}
+
+// MemoryLimit is DuckDB's memory_limit for stores opened by Open (a path
+// with its own "?…" options keeps them). DuckDB's default is 80 % of RAM,
+// and its buffer pool caches table data up to that, so an embedded run's
+// resident memory would grow with the history (bench/PIPELINE.md measured
+// 0.8 GB of DuckDB cache after one day). Past the limit DuckDB evicts or
+// spills to its temp directory instead. Overridden by FORUM_DUCKDB_MEMORY_LIMIT
+// (read once at start; e.g. "2GB"; empty: DuckDB's default).
+var MemoryLimit = envOr("FORUM_DUCKDB_MEMORY_LIMIT", "512MB")
+
+func envOr(k, def string) string {
+	if v, ok := os.LookupEnv(k); ok {
+		return v
+	}
+	return def
 }
 
 // Close closes the database.
@@ -648,7 +670,7 @@ func (s *Store) DLQ(ctx context.Context, limit int) ([]schema.DLQMessage, error)
 }
 
 // Tables are the logical tables Counts reports.
-var Tables = []string{"registry_records", "servers_latest", "drift_events", "snapshots", "dlq", "health_checks"}
+var Tables = []string{"registry_records", "servers_latest", "drift_events", "snapshots", "dlq", "health_checks", "provenance"}
 
 // Counts returns row counts per logical table.
 func (s *Store) Counts(ctx context.Context) (map[string]int64, error) {

@@ -3,6 +3,7 @@ package duckdb
 import (
 	"context"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"go.uber.org/zap/zaptest"
@@ -34,3 +35,24 @@ func TestRestart(t *testing.T) {
 }
 
 func TestIncidents(t *testing.T) { storetest.RunIncidents(t, storetest.TempFile(Open, "forum.duckdb")) }
+
+func TestHealthBulk(t *testing.T) {
+	storetest.RunHealthBulk(t, storetest.TempFile(Open, "forum.duckdb"))
+}
+
+// TestMemoryLimit pins that Open caps DuckDB's buffer pool (MemoryLimit)
+// instead of DuckDB's default of 80 % of RAM.
+func TestMemoryLimit(t *testing.T) {
+	s, err := Open(context.Background(), filepath.Join(t.TempDir(), "m.duckdb"), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	var got string
+	if err := s.db.QueryRow(`SELECT current_setting('memory_limit')`).Scan(&got); err != nil {
+		t.Fatal(err)
+	}
+	if MemoryLimit != "512MB" || !strings.HasPrefix(got, "488") { // 512 MB = 488.2 MiB
+		t.Fatalf("memory_limit = %q (MemoryLimit %q), want 512MB", got, MemoryLimit)
+	}
+}

@@ -88,7 +88,81 @@ var (
 		event("e9", "c/gamma", schema.KindTitleChanged, day(31, 0, 0).Add(-ms1)),
 	}
 	eventRewrites = []schema.DriftEvent{event("e4", "a/alpha", schema.KindStatusChanged, day(2, 12, 0))}
+
+	// GitHub observations (see base_rate_trends in expected). r3's commit
+	// fetch re-publishes p4 under the same id with the commit flags set.
+	p1    = prov("r1", day(5, 10, 0), true, map[string]bool{"no_license": true})
+	p2    = prov("r1", day(5, 12, 0), true, map[string]bool{"owner_older_than_1y": true})
+	p3    = prov("r2", day(5, 8, 0), false, nil)
+	p4    = prov("r3", day(5, 9, 0), true, map[string]bool{"no_license": true, "fork": true})
+	p5    = prov("r1", day(6, 0, 0), true, map[string]bool{"no_license": true, "repo_under_30d": true})
+	p6    = prov("r4", day(1, 0, 0).Add(-ms1), true, map[string]bool{"no_license": true}) // before the window
+	p7    = prov("r5", now, true, map[string]bool{"no_license": true})                    // at now: out
+	p4c   = withCommits(p4, map[string]bool{"single_author_90d": true})
+	provs = []store.Provenance{p1, p2, p3, p4, p5, p6, p7}
+
+	// Publications (see band_changes in expected): pub-0301 is older than
+	// the pair compared, pub-0331 is at now (out), pub-0325 has records but
+	// no publications row (invisible).
+	pubs = []store.Publication{pubRow("pub-0301", day(1, 0, 0)), pubRow("pub-0310", day(10, 0, 0)),
+		pubRow("pub-0320", day(20, 0, 0)), pubRow("pub-0331", now)}
+	trusts = []store.TrustRecord{
+		trec("a/alpha", "pub-0301", day(1, 0, 0), nil, "F"),
+		trec("a/alpha", "pub-0310", day(10, 0, 0), fp(85), "A"),
+		trec("a/alpha", "pub-0320", day(20, 0, 0), fp(70), "B"),
+		trec("a/alpha", "pub-0325", day(25, 0, 0), fp(10), "D"),
+		trec("a/alpha", "pub-0331", now, fp(95), "A"),
+		trec("b/beta", "pub-0310", day(10, 0, 0), nil, "C"),
+		trec("b/beta", "pub-0320", day(20, 0, 0), fp(50), "C"), // rewritten below as A, 90
+		trec("c/gamma", "pub-0310", day(10, 0, 0), fp(65), "B"),
+		trec("c/gamma", "pub-0320", day(20, 0, 0), fp(66), "B"),
+		trec("d/delta", "pub-0320", day(20, 0, 0), fp(30), "D"),
+		trec("e/eps", "pub-0310", day(10, 0, 0), fp(30), "D"),
+		trec("f/phi", "pub-0310", day(10, 0, 0), fp(30), "D"),
+		trec("f/phi", "pub-0320", day(20, 0, 0), fp(10), "F"),
+	}
+	trustRewrites = []store.TrustRecord{trec("b/beta", "pub-0320", day(20, 0, 0), fp(90), "A")}
 )
+
+func fp(f float64) *float64 { return &f }
+
+func bp(b bool) *bool { return &b }
+
+// prov is an observation of repo at t: resolved ones define every
+// GitHub-side flag (false unless set), never the commit flags; set may
+// also name owner_older_than_1y. Unresolved ones define no flag.
+func prov(repo string, t time.Time, resolved bool, set map[string]bool) store.Provenance {
+	p := store.Provenance{ID: "github:github.com/o/" + repo + "@" + t.UTC().Format(time.RFC3339), Repo: "github.com/o/" + repo,
+		ObservedAt: t, Status: "unresolved", HTTPStatus: 404}
+	if !resolved {
+		return p
+	}
+	p.Status, p.HTTPStatus = "resolved", 200
+	f := &p.Flags
+	f.NoLicense, f.RepoUnder30d, f.StaleOver1y = bp(set["no_license"]), bp(set["repo_under_30d"]), bp(set["stale_over_1y"])
+	f.Archived, f.Fork, f.StarsGE100 = bp(set["archived"]), bp(set["fork"]), bp(set["stars_ge_100"])
+	if set["owner_older_than_1y"] {
+		f.OwnerOlderThan1y = bp(true)
+	}
+	return p
+}
+
+// withCommits is p after its commit fetch: the commit flags defined.
+func withCommits(p store.Provenance, set map[string]bool) store.Provenance {
+	p.CommitsFetched, p.CommitsObservedAt = true, p.ObservedAt.Add(time.Minute)
+	f := &p.Flags
+	f.SingleAuthor90d, f.NoCommits90d, f.CommitCapHit = bp(set["single_author_90d"]), bp(set["no_commits_90d"]), bp(set["commit_cap_hit"])
+	return p
+}
+
+func pubRow(id string, at time.Time) store.Publication {
+	return store.Publication{ID: id, MethodVersion: "m", WeightsSHA256: "w", MerkleRoot: "r", Signature: "s", KeyID: "k", ComputedAt: at}
+}
+
+func trec(server, pub string, at time.Time, score *float64, band string) store.TrustRecord {
+	return store.TrustRecord{Server: server, PublicationID: pub, ComputedAt: at, Score: score, Band: band,
+		ContentSHA256: "sha-" + server + pub, Record: "{}"}
+}
 
 // result is an expected answer: column names and rows, values as norm
 // formats them ("NULL" for NULL, dates as 2006-01-02).
@@ -136,6 +210,46 @@ var expected = map[string]result{
 			{"2025-03-30", "title_changed", "1", "1"},
 		},
 	},
+	// 03-05, latest per repo: r1 = p2 (all GitHub flags false, owner old),
+	// r2 = p3 (unresolved: nothing defined), r3 = p4 with commits (no
+	// license, fork, single author). 03-06: r1 = p5 (no license, repo under
+	// 30 d; no commits, no owner). p6 and p7 are outside the window.
+	"base_rate_trends.sql": {
+		cols: []string{"day", "flag", "repos_observed", "repos", "flagged", "share"},
+		rows: [][]string{
+			{"2025-03-05", "archived", "3", "2", "0", "0"},
+			{"2025-03-05", "commit_cap_hit", "3", "1", "0", "0"},
+			{"2025-03-05", "fork", "3", "2", "1", "0.5"},
+			{"2025-03-05", "no_commits_90d", "3", "1", "0", "0"},
+			{"2025-03-05", "no_license", "3", "2", "1", "0.5"},
+			{"2025-03-05", "owner_older_than_1y", "3", "1", "1", "1"},
+			{"2025-03-05", "repo_under_30d", "3", "2", "0", "0"},
+			{"2025-03-05", "single_author_90d", "3", "1", "1", "1"},
+			{"2025-03-05", "stale_over_1y", "3", "2", "0", "0"},
+			{"2025-03-05", "stars_ge_100", "3", "2", "0", "0"},
+			{"2025-03-06", "archived", "1", "1", "0", "0"},
+			{"2025-03-06", "commit_cap_hit", "1", "0", "0", "NULL"},
+			{"2025-03-06", "fork", "1", "1", "0", "0"},
+			{"2025-03-06", "no_commits_90d", "1", "0", "0", "NULL"},
+			{"2025-03-06", "no_license", "1", "1", "1", "1"},
+			{"2025-03-06", "owner_older_than_1y", "1", "0", "0", "NULL"},
+			{"2025-03-06", "repo_under_30d", "1", "1", "1", "1"},
+			{"2025-03-06", "single_author_90d", "1", "0", "0", "NULL"},
+			{"2025-03-06", "stale_over_1y", "1", "1", "0", "0"},
+			{"2025-03-06", "stars_ge_100", "1", "1", "0", "0"},
+		},
+	},
+	// The pair is pub-0310 → pub-0320 (pub-0331 is at now, pub-0325 has no
+	// publications row). c/gamma keeps B; d/delta and e/eps are in one only;
+	// b/beta's record was rewritten to A, 90.
+	"band_changes.sql": {
+		cols: []string{"server", "old_publication", "new_publication", "old_band", "new_band", "old_score", "new_score", "direction"},
+		rows: [][]string{
+			{"a/alpha", "pub-0310", "pub-0320", "A", "B", "85", "70", "down"},
+			{"b/beta", "pub-0310", "pub-0320", "C", "A", "NULL", "90", "up"},
+			{"f/phi", "pub-0310", "pub-0320", "D", "F", "30", "10", "down"},
+		},
+	},
 }
 
 // banned are constructs one of the engines lacks (ClickHouse 18.16: window
@@ -161,6 +275,33 @@ func load(t *testing.T, s store.Store) {
 	}
 	if err := s.InsertEvents(ctx, eventRewrites); err != nil {
 		t.Fatalf("InsertEvents: %v", err)
+	}
+	ps, ok := s.(store.ProvenanceStore)
+	if !ok {
+		t.Fatalf("%T keeps no provenance", s)
+	}
+	ts, ok := s.(store.TrustStore)
+	if !ok {
+		t.Fatalf("%T keeps no trust records", s)
+	}
+	for i := 0; i < 2; i++ {
+		if err := ps.InsertProvenance(ctx, provs); err != nil {
+			t.Fatalf("InsertProvenance: %v", err)
+		}
+		if err := ts.InsertTrustRecords(ctx, trusts); err != nil {
+			t.Fatalf("InsertTrustRecords: %v", err)
+		}
+		for _, p := range pubs {
+			if err := ts.InsertPublication(ctx, p); err != nil {
+				t.Fatalf("InsertPublication: %v", err)
+			}
+		}
+	}
+	if err := ps.InsertProvenance(ctx, []store.Provenance{p4c}); err != nil {
+		t.Fatalf("InsertProvenance: %v", err)
+	}
+	if err := ts.InsertTrustRecords(ctx, trustRewrites); err != nil {
+		t.Fatalf("InsertTrustRecords: %v", err)
 	}
 }
 

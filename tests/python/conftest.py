@@ -15,6 +15,7 @@ COUNT_SQL = {
     "trust_records": "SELECT count(*) AS n FROM trust_records",
     "health_checks": "SELECT count(*) AS n FROM health_checks_v",
     "drift_events": "SELECT count(*) AS n FROM drift_events_v",
+    "provenance": "SELECT count(*) AS n FROM provenance_v",
 }
 
 

@@ -52,6 +52,21 @@ SCHEMAS = {
         ("version", S, False), ("before", S, False), ("after", S, False), ("observed_at", TS, False),
         ("version_bump", pa.bool_(), False), ("snapshot_id", S, False),
     ],
+    # One row per GitHub observation; nullable timestamps are unknown, and
+    # the flag_* columns are null where the observation cannot say.
+    "provenance": [
+        ("id", S, False), ("repo", S, False), ("observed_at", TS, False), ("status", S, False),
+        ("http_status", pa.int32(), False), ("not_modified", pa.bool_(), False), ("full_name", S, False),
+        ("renamed_to", S, False), ("owner_login", S, False), ("owner_type", S, False),
+        ("owner_created_at", TS, True), ("owner_observed_at", TS, True), ("created_at", TS, True),
+        ("pushed_at", TS, True), ("stars", pa.int32(), False), ("fork", pa.bool_(), False),
+        ("archived", pa.bool_(), False), ("disabled", pa.bool_(), False), ("license_spdx", S, False),
+        ("commits_fetched", pa.bool_(), False), ("commits_observed_at", TS, True),
+        ("commits_count", pa.int32(), False), ("authors", pa.int32(), False), ("verified", pa.int32(), False),
+        ("empty", pa.bool_(), False), ("cap_hit", pa.bool_(), False), ("last_commit_at", TS, True),
+    ] + [(f"flag_{f}", pa.bool_(), True) for f in (
+        "no_license", "single_author_90d", "no_commits_90d", "repo_under_30d", "stale_over_1y",
+        "commit_cap_hit", "archived", "fork", "owner_older_than_1y", "stars_ge_100")],
 }
 
 
