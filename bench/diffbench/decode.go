@@ -1,10 +1,15 @@
 // Package diffbench is benchmark 1: the diff of two registry snapshots, end
 // to end (read + decode + Diff), against its floors (the bare cost of
 // decoding the JSON in Go) and against a Python baseline
-// (bench/baselines/diff.py).
+// (bench/baselines/diff.py). The forum arm is the production path,
+// registry.LoadSnapshotFile (ReadSnapshot's fast path, see
+// ingest/registry/fastread.go) and differ.Diff; the reference arm is the
+// same job through registry.LoadSnapshotFileReference (encoding/json +
+// ParseEntry), i.e. forum before the fast path.
 //
-// It also holds two decoding prototypes that ingest/registry does not use
-// (yet), measured side by side with registry.ReadSnapshot:
+// It also keeps the two decoding prototypes that led to the fast path
+// (measured in the 2026-11-29 run, no longer arms of the harness; their
+// equivalence test and micro benchmarks still run):
 //   - SplitEntries + ParallelParse: the array is cut into entries by a byte
 //     scanner (strings and nesting tracked, nothing decoded), then
 //     registry.ParseEntry runs in N goroutines; duplicates are dropped after,

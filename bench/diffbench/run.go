@@ -123,27 +123,51 @@ func Arms() []Arm {
 				return len(raws), err
 			})
 		}},
-		{"decode: registry.ReadSnapshot", "what forum does today: streaming json.Decoder + ParseEntry, one goroutine", func(o, n string) (int, int, error) {
-			return both(o, n, func(p string) (int, error) { e, err := loadForum(p); return len(e), err })
+		{"decode: forum", "registry.LoadSnapshotFile of both files at once: the fast path (windows parsed in GOMAXPROCS goroutines, one pass per entry)", func(o, n string) (int, int, error) {
+			return bothAtOnce(o, n, loadForum)
 		}},
-		{"decode: split + ParseEntry ×N", "SplitEntries + registry.ParseEntry in GOMAXPROCS goroutines", func(o, n string) (int, int, error) {
-			return both(o, n, func(p string) (int, error) { e, err := loadParallel(p, registry.ParseEntry); return len(e), err })
+		{"decode: reference", "registry.LoadSnapshotFileReference: json.Decoder + ParseEntry, one goroutine (ReadSnapshot before the fast path)", func(o, n string) (int, int, error) {
+			return both(o, n, func(p string) (int, error) { e, err := loadReference(p); return len(e), err })
 		}},
-		{"decode: split + FastParseEntry ×N", "SplitEntries + goccy-based FastParseEntry in GOMAXPROCS goroutines", func(o, n string) (int, int, error) {
-			return both(o, n, func(p string) (int, error) { e, err := loadParallel(p, FastParseEntry); return len(e), err })
-		}},
-		{"e2e: forum today", "ReadSnapshot both files, Diff(empty, old), Diff(known, new)", endToEnd(loadForum, false)},
-		{"e2e: parallel ParseEntry", "both files decoded at once, each split + ParseEntry ×N; then the two Diffs", endToEnd(func(p string) ([]schema.Entry, error) { return loadParallel(p, registry.ParseEntry) }, true)},
-		{"e2e: parallel FastParseEntry", "as above with FastParseEntry (goccy)", endToEnd(func(p string) ([]schema.Entry, error) { return loadParallel(p, FastParseEntry) }, true)},
+		ForumArm(),
+		{"e2e: reference", "the same through the reference path, one file after the other (forum before the fast path)", endToEnd(loadReference, false)},
 	}
 }
 
+// ForumArm is forum's production path end to end.
+func ForumArm() Arm {
+	return Arm{"e2e: forum", "LoadSnapshotFile both files at once (fast path), Diff(empty, old), Diff(known, new)", endToEnd(loadForum, true)}
+}
+
 func loadForum(p string) ([]schema.Entry, error) {
-	ents, rej, st, err := registry.LoadSnapshotFile(registry.SnapshotFile{Path: p, CapturedAt: time.Unix(0, 0)})
-	if err == nil && (st.Incomplete || len(rej) > 0) {
-		err = fmt.Errorf("%s: %d rejects, incomplete %v", p, len(rej), st.Incomplete)
+	return checked(p)(registry.LoadSnapshotFile(registry.SnapshotFile{Path: p, CapturedAt: time.Unix(0, 0)}))
+}
+
+func loadReference(p string) ([]schema.Entry, error) {
+	return checked(p)(registry.LoadSnapshotFileReference(registry.SnapshotFile{Path: p, CapturedAt: time.Unix(0, 0)}))
+}
+
+// bothAtOnce loads both files in two goroutines.
+func bothAtOnce(o, n string, load func(string) ([]schema.Entry, error)) (int, int, error) {
+	var a []schema.Entry
+	var errA error
+	done := make(chan struct{})
+	go func() { a, errA = load(o); close(done) }()
+	b, errB := load(n)
+	<-done
+	if errA != nil {
+		return 0, 0, errA
 	}
-	return ents, err
+	return len(a) + len(b), 0, errB
+}
+
+func checked(p string) func([]schema.Entry, []schema.DLQMessage, registry.SnapshotStats, error) ([]schema.Entry, error) {
+	return func(ents []schema.Entry, rej []schema.DLQMessage, st registry.SnapshotStats, err error) ([]schema.Entry, error) {
+		if err == nil && (st.Incomplete || len(rej) > 0) {
+			err = fmt.Errorf("%s: %d rejects, incomplete %v", p, len(rej), st.Incomplete)
+		}
+		return ents, err
+	}
 }
 
 func loadParallel(p string, parse ParseFunc) ([]schema.Entry, error) {
@@ -237,7 +261,7 @@ func SameEntries(a, b []schema.Entry) string {
 	return ""
 }
 
-// ParallelLoad reads a snapshot file with SplitEntries + FastParseEntry in
+// ParallelLoad (the goccy prototype) reads a snapshot file with SplitEntries + FastParseEntry in
 // GOMAXPROCS goroutines (falling back to registry.ReadSnapshot for
 // documents that are not a plain array).
 func ParallelLoad(p string) ([]schema.Entry, error) {

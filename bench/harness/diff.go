@@ -73,21 +73,26 @@ func benchDiff(ctx context.Context, c Config, oldP, newP string) (Section, error
 	}
 	fmt.Fprintf(&b, "Event counts (%s) — Go: %s; Python: %s.\n\n", same, fmtCounts(counts), fmtCounts(py.Counts))
 
-	today, par, fast := best["e2e: forum today"], best["e2e: parallel ParseEntry"], best["e2e: parallel FastParseEntry"]
+	forum, ref := best["e2e: forum"], best["e2e: reference"]
+	decF, decR := best["decode: forum"], best["decode: reference"]
 	floorMin := best["floor: encoding/json → minimal struct"]
-	floorRaw := best["floor: encoding/json → []RawMessage"]
+	floorGoccy := best["floor: goccy/go-json → minimal struct"]
+	floorRead := best["floor: read files"]
 	pyT := pyWall.Seconds()
 	pyIn := py.TotalS
 	ratio := func(m diffbench.Measure) string {
 		return fmt.Sprintf("%.1f× Python (%.1f× its in-process time)", pyT/m.Wall.Seconds(), pyIn/m.Wall.Seconds())
 	}
-	fmt.Fprintf(&b, "Ratios (same run): forum today %s; parallel ParseEntry %s; parallel FastParseEntry %s. Against the Go floor (encoding/json into the minimal struct, %s): forum today is %.1f× the floor, the FastParseEntry prototype %.1f×; json.Unmarshal into []RawMessage alone takes %s.\n\n",
-		ratio(today), ratio(par), ratio(fast), ms(floorMin.Wall), today.Wall.Seconds()/floorMin.Wall.Seconds(), fast.Wall.Seconds()/floorMin.Wall.Seconds(), ms(floorRaw.Wall))
+	fmt.Fprintf(&b, "Ratios (same run): forum %s; the reference path (forum before the fast path) %s. Decoding alone: forum %s, the reference %s (%.1f× faster), %.0f× fewer allocations end to end (%d vs %d). Against the Go floors: forum's end to end is %.2f× encoding/json into the minimal struct (%s), %.2f× goccy/go-json into it (%s), %.1f× reading the files (%s); diff alone takes %s.\n\n",
+		ratio(forum), ratio(ref), ms(decF.Wall), ms(decR.Wall), decR.Wall.Seconds()/decF.Wall.Seconds(),
+		float64(ref.Allocs)/float64(max(forum.Allocs, 1)), forum.Allocs, ref.Allocs,
+		forum.Wall.Seconds()/floorMin.Wall.Seconds(), ms(floorMin.Wall), forum.Wall.Seconds()/floorGoccy.Wall.Seconds(), ms(floorGoccy.Wall),
+		forum.Wall.Seconds()/floorRead.Wall.Seconds(), ms(floorRead.Wall), ms(dOnly.Wall))
 
-	// Profile of forum today: where the time goes.
-	prof, err := profile(func() { _, _, _ = diffbench.Arms()[8].Run(oldP, newP) })
+	// Profile of the forum arm: where the time goes.
+	prof, err := profile(func() { _, _, _ = diffbench.ForumArm().Run(oldP, newP) })
 	if err == nil {
-		fmt.Fprintf(&b, "Profile of `e2e: forum today` (CPU, top functions by cumulative time):\n\n```\n%s```\n\n", prof)
+		fmt.Fprintf(&b, "Profile of `e2e: forum` (CPU, top functions by cumulative time):\n\n```\n%s```\n\n", prof)
 	} else {
 		fmt.Fprintf(&b, "(profile failed: %v)\n\n", err)
 	}
@@ -99,9 +104,9 @@ func benchDiff(ctx context.Context, c Config, oldP, newP string) (Section, error
 		return "missed"
 	}
 	sec.Summary = []string{
-		fmt.Sprintf("| 1. diff 2×170k snapshots, e2e, forum today (ReadSnapshot + Diff) | %s, %.0f MB alloc | Python %s | **%.1f×** | < 1 s and ≥ 10×: %s |", ms(today.Wall), float64(today.Bytes)/1e6, ms(pyWall), pyT/today.Wall.Seconds(), target(today)),
-		fmt.Sprintf("| 1. same, prototype: split + goccy FastParseEntry ×%d | %s, %.0f MB alloc | Python %s | **%.1f×** | %s |", runtime.GOMAXPROCS(0), ms(fast.Wall), float64(fast.Bytes)/1e6, ms(pyWall), pyT/fast.Wall.Seconds(), target(fast)),
-		fmt.Sprintf("| 1. floor: encoding/json → minimal struct (both files) | %s | forum today %s | forum = %.1f× floor | — |", ms(floorMin.Wall), ms(today.Wall), today.Wall.Seconds()/floorMin.Wall.Seconds()),
+		fmt.Sprintf("| 1. diff 2×170k snapshots, e2e, forum (LoadSnapshotFile fast path + Diff) | %s, %.0f MB alloc, %d allocs | Python %s | **%.1f×** | < 1 s and ≥ 10×: %s |", ms(forum.Wall), float64(forum.Bytes)/1e6, forum.Allocs, ms(pyWall), pyT/forum.Wall.Seconds(), target(forum)),
+		fmt.Sprintf("| 1. same, reference path (json.Decoder + ParseEntry: forum before) | %s, %.0f MB alloc, %d allocs | Python %s | **%.1f×** | — |", ms(ref.Wall), float64(ref.Bytes)/1e6, ref.Allocs, ms(pyWall), pyT/ref.Wall.Seconds()),
+		fmt.Sprintf("| 1. floor: encoding/json → minimal struct (both files) | %s | forum %s | forum = %.2f× floor | — |", ms(floorMin.Wall), ms(forum.Wall), forum.Wall.Seconds()/floorMin.Wall.Seconds()),
 	}
 	sec.Body = b.String()
 	return sec, nil

@@ -24,9 +24,13 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"maps"
+	"runtime"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/forum-mcp/forum/schema"
@@ -106,18 +110,58 @@ func Endpoints(rs []schema.Remote) string {
 	if len(rs) == 0 {
 		return ""
 	}
-	pairs := make([][2]string, len(rs))
+	var one [1][2]string
+	var pairs [][2]string
+	if len(rs) == 1 {
+		pairs = one[:]
+	} else {
+		pairs = make([][2]string, len(rs))
+	}
+	n := 2 // brackets
 	for i, r := range rs {
 		pairs[i] = [2]string{r.Type, r.URL}
+		n += len(r.Type) + len(r.URL) + 8
 	}
-	sort.Slice(pairs, func(i, j int) bool {
-		if pairs[i][0] != pairs[j][0] {
-			return pairs[i][0] < pairs[j][0]
+	if len(pairs) > 1 {
+		slices.SortFunc(pairs, func(a, b [2]string) int {
+			if c := strings.Compare(a[0], b[0]); c != 0 {
+				return c
+			}
+			return strings.Compare(a[1], b[1])
+		})
+	}
+	// json.Marshal's output, written by hand for strings it would copy as
+	// they are (the common case, and a hot path at registry scale).
+	b := make([]byte, 0, n)
+	b = append(b, '[')
+	for i, p := range pairs {
+		if !plainJSON(p[0]) || !plainJSON(p[1]) {
+			out, _ := json.Marshal(pairs)
+			return string(out)
 		}
-		return pairs[i][1] < pairs[j][1]
-	})
-	b, _ := json.Marshal(pairs)
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = append(b, `["`...)
+		b = append(b, p[0]...)
+		b = append(b, `","`...)
+		b = append(b, p[1]...)
+		b = append(b, `"]`...)
+	}
+	b = append(b, ']')
 	return string(b)
+}
+
+// plainJSON reports whether json.Marshal writes s between quotes unchanged:
+// printable ASCII without '"', '\\' and the HTML characters it escapes.
+func plainJSON(s string) bool {
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if c < 0x20 || c >= 0x80 || c == '"' || c == '\\' || c == '<' || c == '>' || c == '&' {
+			return false
+		}
+	}
+	return true
 }
 
 func contentOf(e *schema.Entry) Content {
@@ -145,28 +189,64 @@ func better(c, cur Content) bool {
 	return c.PublishedAt.After(cur.PublishedAt)
 }
 
-// snapshotView indexes a snapshot the way State does.
+// snapshotView indexes a snapshot the way State does. At registry scale it
+// is map-bound, so the work is spread: the contents are computed in
+// parallel, then the version map and the latest map (with the sorted name
+// list) are built at the same time, each by one goroutine, in entry order.
 func snapshotView(entries []schema.Entry) (map[string]map[string]Content, map[string]Latest, []string) {
-	vers := make(map[string]map[string]Content)
-	latest := make(map[string]Latest)
+	contents := make([]Content, len(entries))
+	parallel(len(entries), func(lo, hi int) {
+		for i := lo; i < hi; i++ {
+			contents[i] = contentOf(&entries[i])
+		}
+	})
+	vers := make(map[string]map[string]Content, len(entries)/2)
+	latest := make(map[string]Latest, len(entries)/2)
 	var order []string
+	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		for i := range entries {
+			n := entries[i].Server.Name
+			vm, ok := vers[n]
+			if !ok {
+				vm = make(map[string]Content, 1)
+				vers[n] = vm
+			}
+			vm[entries[i].Server.Version] = contents[i]
+		}
+	}()
 	for i := range entries {
-		e := &entries[i]
-		n, v := e.Server.Name, e.Server.Version
-		vm, ok := vers[n]
+		n := entries[i].Server.Name
+		cur, ok := latest[n]
 		if !ok {
-			vm = make(map[string]Content, 1)
-			vers[n] = vm
 			order = append(order, n)
 		}
-		ver := contentOf(e)
-		vm[v] = ver
-		if cur, ok := latest[n]; !ok || better(ver, cur.Content) {
-			latest[n] = Latest{Version: v, Content: ver}
+		if !ok || better(contents[i], cur.Content) {
+			latest[n] = Latest{Version: entries[i].Server.Version, Content: contents[i]}
 		}
 	}
-	sort.Strings(order)
+	slices.Sort(order)
+	wg.Wait()
 	return vers, latest, order
+}
+
+// parallel runs f over [0, n) in GOMAXPROCS chunks (one when n is small).
+func parallel(n int, f func(lo, hi int)) {
+	w := runtime.GOMAXPROCS(0)
+	if n < 4096 || w == 1 {
+		f(0, n)
+		return
+	}
+	var wg sync.WaitGroup
+	chunk := (n + w - 1) / w
+	for lo := chunk; lo < n; lo += chunk {
+		wg.Add(1)
+		go func() { defer wg.Done(); f(lo, min(lo+chunk, n)) }()
+	}
+	f(0, min(chunk, n))
+	wg.Wait()
 }
 
 // Diff applies snap to known and returns the events and the next state.
@@ -218,13 +298,15 @@ func Diff(known *State, snap Snapshot, opt Options) Result {
 			add(n, schema.KindNewServer, l.Version, "", l.Version, false)
 			continue
 		}
-		added := make([]string, 0)
+		var buf [4]string
+		added := buf[:0]
+		kv := known.Versions[n]
 		for v := range nv[n] {
-			if _, ok := known.Versions[n][v]; !ok {
+			if _, ok := kv[v]; !ok {
 				added = append(added, v)
 			}
 		}
-		sort.Strings(added)
+		slices.Sort(added)
 		for _, v := range added {
 			add(n, schema.KindVersionAdded, v, old.Version, v, old.Version != v)
 		}
@@ -256,15 +338,15 @@ func Diff(known *State, snap Snapshot, opt Options) Result {
 	}
 
 	next := &State{
-		FirstSeen:  make(map[string]time.Time, len(known.FirstSeen)+len(names)),
 		NextOffset: known.NextOffset,
 		Applied:    at,
 		AppliedID:  snap.ID,
 		Snapshots:  known.Snapshots + 1,
 		EventCount: known.EventCount + int64(len(ev)),
 	}
-	for n, t := range known.FirstSeen {
-		next.FirstSeen[n] = t
+	next.FirstSeen = maps.Clone(known.FirstSeen)
+	if next.FirstSeen == nil {
+		next.FirstSeen = make(map[string]time.Time, len(names))
 	}
 	for _, n := range names {
 		if _, ok := next.FirstSeen[n]; !ok {

@@ -385,7 +385,7 @@ func (c *Crawler) Crawl(ctx context.Context, since time.Time,
 // parse turns one raw entry into an Entry, or a reason code, a detail and a
 // DLQ key (name@version when known).
 func (c *Crawler) parse(raw json.RawMessage) (e schema.Entry, reason, detail, key string) {
-	e, err := ParseEntry(raw)
+	e, err := FastParseEntry(raw) // ParseEntry's result, faster (fastparse.go)
 	if err == nil {
 		return e, "", "", ""
 	}

@@ -38,14 +38,33 @@ type SnapshotStats struct {
 // Incomplete set and one dead letter for the rest; entries read before the
 // break are kept. The returned error is only for emit/rej failures and I/O
 // errors that are not the document's fault.
+//
+// A top-level array is read by the fast path (fastread.go: windows of the
+// stream parsed in GOMAXPROCS goroutines, entries emitted in file order,
+// memory bounded by the window); envelopes, and whatever the fast path is
+// unsure of, by the reference path (refRead), with the same result.
 func ReadSnapshot(r io.Reader, source string, observedAt time.Time, emit func(schema.Entry) error, rej func(schema.DLQMessage) error) (SnapshotStats, error) {
-	var st SnapshotStats
+	return readSnapshot(r, source, observedAt, emit, rej, true)
+}
+
+// readSnapshot is ReadSnapshot; fast false reads with the reference path
+// only (ReadSnapshot as it was before the fast path: the spec by example
+// that tests compare with).
+func readSnapshot(r io.Reader, source string, observedAt time.Time, emit func(schema.Entry) error, rej func(schema.DLQMessage) error, fast bool) (SnapshotStats, error) {
+	return readSnapshotHint(r, source, observedAt, emit, rej, fast, 0)
+}
+
+// readSnapshotHint is readSnapshot with the number of entries expected (0:
+// unknown), to size its maps.
+func readSnapshotHint(r io.Reader, source string, observedAt time.Time, emit func(schema.Entry) error, rej func(schema.DLQMessage) error, fast bool, hint int) (SnapshotStats, error) {
+	c := &readCtx{source: source, observedAt: observedAt, emit: emit, rej: rej,
+		seen: make(map[entryKey]struct{}, hint), names: make(map[string]struct{}, hint/2)}
 	br := bufio.NewReaderSize(r, 64<<10)
 	if magic, _ := br.Peek(2); len(magic) == 2 && magic[0] == 0x1f && magic[1] == 0x8b {
 		zr, err := gzip.NewReader(br)
 		if err != nil {
-			st.Incomplete = true
-			return st, rej(schema.NewDLQ("replay", source, schema.ReasonMalformedJSON, "bad gzip header: "+err.Error(), "", nil, observedAt))
+			c.st.Incomplete = true
+			return c.st, rej(schema.NewDLQ("replay", source, schema.ReasonMalformedJSON, "bad gzip header: "+err.Error(), "", nil, observedAt))
 		}
 		defer zr.Close()
 		br = bufio.NewReaderSize(io.LimitReader(zr, MaxSnapshotBytes), 64<<10)
@@ -55,75 +74,126 @@ func ReadSnapshot(r io.Reader, source string, observedAt time.Time, emit func(sc
 	if bom, _ := br.Peek(3); bytes.Equal(bom, []byte{0xEF, 0xBB, 0xBF}) {
 		_, _ = br.Discard(3)
 	}
-	if first, _ := peekNonSpace(br); first == '<' {
-		st.Incomplete = true
+	first, _ := peekNonSpace(br)
+	if first == '<' {
+		c.st.Incomplete = true
 		head, _ := br.Peek(512)
-		return st, rej(schema.NewDLQ("replay", source, schema.ReasonNotJSON, "document starts with '<' (an HTML page?)", "", head, observedAt))
+		return c.st, rej(schema.NewDLQ("replay", source, schema.ReasonNotJSON, "document starts with '<' (an HTML page?)", "", head, observedAt))
 	}
+	var err error
+	if first == '[' && fast {
+		err = c.fastRead(br)
+	} else {
+		err = c.refRead(br, resumeNone)
+	}
+	return c.st, err
+}
 
-	dec := json.NewDecoder(br)
+// readCtx is one read of a snapshot: its callbacks, counts and the keys seen.
+type readCtx struct {
+	source     string
+	observedAt time.Time
+	emit       func(schema.Entry) error
+	rej        func(schema.DLQMessage) error
+	st         SnapshotStats
+	seen       map[entryKey]struct{}
+	names      map[string]struct{}
+}
+
+type entryKey struct{ name, version string }
+
+// take handles one entry value in file order: a reject, a duplicate or a
+// good entry.
+func (c *readCtx) take(raw []byte, e schema.Entry, err error) error {
+	if err != nil {
+		c.st.Rejects++
+		var re *RejectError
+		errors.As(err, &re)
+		return c.rej(schema.NewDLQ("replay", c.source, ReasonOf(err), err.Error(), rejectKey(re), raw, c.observedAt))
+	}
+	k := entryKey{e.Server.Name, e.Server.Version}
+	if _, dup := c.seen[k]; dup {
+		c.st.Rejects++
+		key := e.Server.Name + "@" + e.Server.Version
+		return c.rej(schema.NewDLQ("replay", c.source, schema.ReasonDuplicateEntry, "a second entry for "+key+" in one snapshot; the first is kept", key, raw, c.observedAt))
+	}
+	c.seen[k] = struct{}{}
+	if _, ok := c.names[e.Server.Name]; !ok {
+		c.names[e.Server.Name] = struct{}{}
+	}
+	c.st.Entries++
+	c.st.Names = len(c.names)
+	return c.emit(e)
+}
+
+// How refRead starts: at the document's beginning, or taking over from the
+// fast path inside the entries array.
+const (
+	resumeNone       = iota // in is the whole document
+	resumeAfterOpen         // in is "[" + the bytes after the array's '['
+	resumeAfterValue        // in is "[{}" + the bytes after the last entry read (an object: nothing after it can join it, as a digit would a 0)
+)
+
+// refRead is the reference reader: encoding/json's streaming Decoder and
+// ParseEntry, one entry at a time. Taking over from the fast path, the
+// prefix puts the decoder in the state the reference would be in at that
+// point (after '[', or after an array element), so errors, their messages
+// and the dead letter's payload (the rest of the document) are the same.
+func (c *readCtx) refRead(in io.Reader, resume int) error {
+	dec := json.NewDecoder(in)
 	broken := func(err error) error {
-		st.Incomplete = true
+		c.st.Incomplete = true
 		reason := schema.ReasonMalformedJSON
 		if errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, io.EOF) {
 			reason = schema.ReasonTruncatedJSON
 		}
-		rest, _ := io.ReadAll(io.LimitReader(io.MultiReader(dec.Buffered(), br), schema.MaxDLQPayload))
-		return rej(schema.NewDLQ("replay", source, reason, fmt.Sprintf("document breaks off after %d entries: %v", st.Entries+st.Rejects, err), "", rest, observedAt))
+		rest, _ := io.ReadAll(io.LimitReader(io.MultiReader(dec.Buffered(), in), schema.MaxDLQPayload))
+		return c.rej(schema.NewDLQ("replay", c.source, reason, fmt.Sprintf("document breaks off after %d entries: %v", c.st.Entries+c.st.Rejects, err), "", rest, c.observedAt))
 	}
-	envelope, err := seekArray(dec)
-	if err != nil {
-		return st, broken(err)
+	envelope := false
+	switch resume {
+	case resumeNone:
+		var err error
+		if envelope, err = seekArray(dec); err != nil {
+			return broken(err)
+		}
+	default:
+		if _, err := dec.Token(); err != nil { // our own '['
+			return broken(err)
+		}
+		if resume == resumeAfterValue {
+			var zero json.RawMessage // our own {}
+			if err := dec.Decode(&zero); err != nil {
+				return broken(err)
+			}
+		}
 	}
-	seen := make(map[string]struct{})
-	names := make(map[string]struct{})
 	for dec.More() {
 		var raw json.RawMessage
 		if err := dec.Decode(&raw); err != nil {
-			return st, broken(err)
+			return broken(err)
 		}
 		e, err := ParseEntry(raw)
-		if err != nil {
-			st.Rejects++
-			var re *RejectError
-			errors.As(err, &re)
-			if rerr := rej(schema.NewDLQ("replay", source, ReasonOf(err), err.Error(), rejectKey(re), raw, observedAt)); rerr != nil {
-				return st, rerr
-			}
-			continue
-		}
-		key := e.Server.Name + "@" + e.Server.Version
-		if _, dup := seen[key]; dup {
-			st.Rejects++
-			if rerr := rej(schema.NewDLQ("replay", source, schema.ReasonDuplicateEntry, "a second entry for "+key+" in one snapshot; the first is kept", key, raw, observedAt)); rerr != nil {
-				return st, rerr
-			}
-			continue
-		}
-		seen[key] = struct{}{}
-		names[e.Server.Name] = struct{}{}
-		st.Entries++
-		st.Names = len(names)
-		if err := emit(e); err != nil {
-			return st, err
+		if err := c.take(raw, e, err); err != nil {
+			return err
 		}
 	}
 	if _, err := dec.Token(); err != nil { // the closing ']'
-		return st, broken(err)
+		return broken(err)
 	}
 	if envelope {
 		// The rest of the envelope (metadata) is read through to its '}'.
 		for dec.More() {
 			var skip json.RawMessage
 			if _, err := dec.Token(); err != nil {
-				return st, broken(err)
+				return broken(err)
 			}
 			if err := dec.Decode(&skip); err != nil {
-				return st, broken(err)
+				return broken(err)
 			}
 		}
 		if _, err := dec.Token(); err != nil {
-			return st, broken(err)
+			return broken(err)
 		}
 	}
 	// Anything after the document is a fault: it may hide entries.
@@ -131,9 +201,9 @@ func ReadSnapshot(r io.Reader, source string, observedAt time.Time, emit func(sc
 		if err == nil {
 			err = fmt.Errorf("unexpected %v after the end of the document", tok)
 		}
-		return st, broken(err)
+		return broken(err)
 	}
-	return st, nil
+	return nil
 }
 
 func rejectKey(re *RejectError) string {
@@ -305,10 +375,34 @@ func ReadSnapshotFile(f SnapshotFile, emit func(schema.Entry) error, rej func(sc
 // LoadSnapshotFile reads a whole snapshot file into memory: entries in file
 // order and the dead letters of the bad ones.
 func LoadSnapshotFile(f SnapshotFile) ([]schema.Entry, []schema.DLQMessage, SnapshotStats, error) {
-	var entries []schema.Entry
+	return loadSnapshotFile(f, true)
+}
+
+// LoadSnapshotFileReference is LoadSnapshotFile through the reference path
+// only (encoding/json's Decoder and ParseEntry, one goroutine): what
+// ReadSnapshot was before the fast path, kept to compare with in tests and
+// benchmarks.
+func LoadSnapshotFileReference(f SnapshotFile) ([]schema.Entry, []schema.DLQMessage, SnapshotStats, error) {
+	return loadSnapshotFile(f, false)
+}
+
+func loadSnapshotFile(f SnapshotFile, fast bool) ([]schema.Entry, []schema.DLQMessage, SnapshotStats, error) {
+	fh, err := os.Open(f.Path)
+	if err != nil {
+		return nil, nil, SnapshotStats{}, fmt.Errorf("opening snapshot: %w", err)
+	}
+	defer fh.Close()
+	hint := 0
+	if fi, err := fh.Stat(); err == nil {
+		hint = int(min(fi.Size(), MaxSnapshotBytes) / entryBytesGuess)
+		if strings.HasSuffix(f.Path, ".gz") {
+			hint *= 6
+		}
+	}
+	entries := make([]schema.Entry, 0, hint)
 	var rejects []schema.DLQMessage
-	st, err := ReadSnapshotFile(f,
+	st, err := readSnapshotHint(fh, filepath.Base(f.Path), f.CapturedAt,
 		func(e schema.Entry) error { entries = append(entries, e); return nil },
-		func(m schema.DLQMessage) error { rejects = append(rejects, m); return nil })
+		func(m schema.DLQMessage) error { rejects = append(rejects, m); return nil }, fast, hint)
 	return entries, rejects, st, err
 }
