@@ -2,7 +2,6 @@ package scan
 
 import (
 	"encoding/base64"
-	"encoding/json"
 	"net/url"
 	"regexp"
 	"sort"
@@ -85,63 +84,101 @@ var exfilHosts = []string{
 }
 
 // scanText applies every text rule. tool is the tool the text belongs to
-// ("" for registry text); siblings are all tool names of the server.
-func scanText(text, tool string, siblings []string) []Finding {
+// ("" for registry text).
+//
+// Each rule's regexp runs only when the text (or sentence) holds the
+// literal words every match of that regexp must contain (see prefilter.go);
+// a regexp that runs sees the same input as before, so the findings are the
+// same — TestScanMatchesReference and FuzzScanMatchesReference pin them
+// against the plain per-regexp scanner kept in reference_test.go.
+func scanText(text, tool string) []Finding {
 	var out []Finding
-	add := func(class, sev, rule string, loc []int) {
-		out = append(out, Finding{Class: class, Severity: sev, RuleID: rule, Evidence: snippet(text, loc[0], loc[1])})
+	add := func(class, sev, rule string, start, end int) {
+		out = append(out, Finding{Class: class, Severity: sev, RuleID: rule, Evidence: snippet(text, start, end)})
 	}
-	if m := reIgnorePrev.FindStringIndex(text); m != nil {
-		add(ClassToolPoisoning, High, "TP-001", m)
-	}
-	if m := reHiddenTag.FindStringIndex(text); m != nil {
-		add(ClassToolPoisoning, High, "TP-002", m)
-	}
-	if m := reConceal.FindStringIndex(text); m != nil {
-		add(ClassToolPoisoning, High, "TP-003", m)
-	}
-	for _, sent := range sentences(text) {
-		if m := reStrongPath.FindStringIndex(sent.s); m != nil && reReadVerb.MatchString(sent.s) {
-			add(ClassToolPoisoning, High, "TP-004", []int{sent.off + m[0], sent.off + m[1]})
+	v := newView(text)
+	kw := v.present(v.low)
+	if kw.has(setIgnoreVerb | setIgnoreObject) {
+		if m := reIgnorePrev.FindStringIndex(text); m != nil {
+			add(ClassToolPoisoning, High, "TP-001", m[0], m[1])
 		}
-		clean := reEnvExample.ReplaceAllString(sent.s, "")
-		if m := reEnvFile.FindStringIndex(clean); m != nil && reReadVerb.MatchString(clean) && reExfilVerb.MatchString(clean) {
-			add(ClassToolPoisoning, High, "TP-005", []int{sent.off, sent.off + len(sent.s)})
+	}
+	if kw.has(setHiddenTag) {
+		if m := reHiddenTag.FindStringIndex(text); m != nil {
+			add(ClassToolPoisoning, High, "TP-002", m[0], m[1])
+		}
+	}
+	if kw.has(setUser | setConcealVerb) {
+		if m := reConceal.FindStringIndex(text); m != nil {
+			add(ClassToolPoisoning, High, "TP-003", m[0], m[1])
+		}
+	}
+	for next := 0; kw&(setStrongPath|setEnvFile|setTool) != 0 && next < len(text); {
+		s, off, n := nextSentence(text, next)
+		if off < 0 {
+			break
+		}
+		next = n
+		sm := v.present(v.low[off : off+len(s)])
+		if sm.has(setStrongPath) {
+			if m := reStrongPath.FindStringIndex(s); m != nil && reReadVerb.MatchString(s) {
+				add(ClassToolPoisoning, High, "TP-004", off+m[0], off+m[1])
+			}
+		}
+		if sm.has(setEnvFile) {
+			clean := s
+			if sm.has(setEnvDotEnv) {
+				clean = reEnvExample.ReplaceAllString(s, "")
+			}
+			if m := reEnvFile.FindStringIndex(clean); m != nil && reReadVerb.MatchString(clean) && reExfilVerb.MatchString(clean) {
+				add(ClassToolPoisoning, High, "TP-005", off, off+len(s))
+			}
+		}
+		if !sm.has(setTool) {
+			continue
 		}
 		// shadowing
-		for _, m := range reToolSubject.FindAllStringSubmatchIndex(sent.s, -1) {
-			subj := strings.ToLower(sent.s[m[2]:m[3]])
-			if isSelf(subj, tool) {
-				continue
+		if sm.has(setToolModal) {
+			for _, m := range reToolSubject.FindAllStringSubmatchIndex(s, -1) {
+				subj := strings.ToLower(s[m[2]:m[3]])
+				if isSelf(subj, tool) {
+					continue
+				}
+				rest := s[m[6]:m[7]]
+				if reModifyVerb.MatchString(rest) {
+					add(ClassShadowing, High, "SH-001", off+m[0], off+m[1])
+					break
+				}
 			}
-			rest := sent.s[m[6]:m[7]]
-			if reModifyVerb.MatchString(rest) {
-				add(ClassShadowing, High, "SH-001", []int{sent.off + m[0], sent.off + m[1]})
+		}
+		if sm.has(setOtherTools) {
+			if m := reOtherTools.FindStringIndex(s); m != nil {
+				add(ClassShadowing, Medium, "SH-002", off+m[0], off+m[1])
+			}
+		}
+		if sm.has(setForbid) {
+			for _, m := range reForbidTool.FindAllStringSubmatchIndex(s, -1) {
+				var subj string
+				if m[8] >= 0 {
+					subj = s[m[8]:m[9]]
+				} else if m[14] >= 0 {
+					subj = s[m[14]:m[15]]
+				}
+				if isSelf(strings.ToLower(subj), tool) {
+					continue
+				}
+				add(ClassShadowing, Medium, "SH-003", off+m[0], off+m[1])
 				break
 			}
 		}
-		if m := reOtherTools.FindStringIndex(sent.s); m != nil {
-			add(ClassShadowing, Medium, "SH-002", []int{sent.off + m[0], sent.off + m[1]})
-		}
-		for _, m := range reForbidTool.FindAllStringSubmatchIndex(sent.s, -1) {
-			var subj string
-			if m[8] >= 0 {
-				subj = sent.s[m[8]:m[9]]
-			} else if m[14] >= 0 {
-				subj = sent.s[m[14]:m[15]]
-			}
-			if isSelf(strings.ToLower(subj), tool) {
-				continue
-			}
-			add(ClassShadowing, Medium, "SH-003", []int{sent.off + m[0], sent.off + m[1]})
-			break
-		}
 	}
 	out = append(out, secrets(text)...)
-	if m := reShellPass.FindStringIndex(text); m != nil {
-		add(ClassCommandInject, High, "CI-003", m)
+	if kw.has(setShellPass) {
+		if m := reShellPass.FindStringIndex(text); m != nil {
+			add(ClassCommandInject, High, "CI-003", m[0], m[1])
+		}
 	}
-	out = append(out, suspicious(text)...)
+	out = append(out, suspicious(text, &v)...)
 	return out
 }
 
@@ -155,17 +192,12 @@ func isSelf(subj, tool string) bool {
 	return tool != "" && strings.EqualFold(subj, tool)
 }
 
-type sentence struct {
-	s   string
-	off int
-}
-
-// sentences splits on . ! ? and newlines, keeping byte offsets. A '.' inside
-// a word (file names, domains, versions) does not end a sentence.
-func sentences(text string) []sentence {
-	var out []sentence
-	start := 0
-	for i := 0; i < len(text); i++ {
+// nextSentence returns the first sentence of text at or after start, its
+// byte offset and where the next one starts; off is -1 when none is left.
+// Sentences end at . ! ? and newlines; a '.' inside a word (file names,
+// domains, versions) does not end a sentence; empty sentences are skipped.
+func nextSentence(text string, start int) (s string, off, next int) {
+	for i := start; i < len(text); i++ {
 		c := text[i]
 		end := c == '\n' || c == '!' || c == '?'
 		if c == '.' && (i+1 == len(text) || text[i+1] == ' ' || text[i+1] == '\n' || text[i+1] == '\t') {
@@ -173,15 +205,15 @@ func sentences(text string) []sentence {
 		}
 		if end {
 			if i > start {
-				out = append(out, sentence{text[start:i], start})
+				return text[start:i], start, i + 1
 			}
 			start = i + 1
 		}
 	}
 	if start < len(text) {
-		out = append(out, sentence{text[start:], start})
+		return text[start:], start, len(text)
 	}
-	return out
+	return "", -1, len(text)
 }
 
 // placeholderSecret reports whether a token is a documented example or a
@@ -221,22 +253,35 @@ func itoa(n int) string {
 	return string(b)
 }
 
+// tokenRules are the secret rules with one finding per token, in order; lits
+// are the case-sensitive literals every match holds (one of them).
+var tokenRules = []struct {
+	re   *regexp.Regexp
+	rule string
+	kind string
+	lits []string
+}{
+	{reAWS, "HS-AWS", "AWS access key id", []string{"AKIA", "ASIA"}},
+	{reGitHub, "HS-GH", "GitHub token", []string{"ghp_", "gho_", "ghu_", "ghs_", "ghr_", "github_pat_"}},
+	{reSlack, "HS-SLACK", "Slack token", []string{"xox"}},
+	{reLLMKey, "HS-LLM", "LLM API key", []string{"sk-"}},
+}
+
 func secrets(text string) []Finding {
 	var out []Finding
-	for _, r := range []struct {
-		re   *regexp.Regexp
-		rule string
-		kind string
-	}{
-		{reAWS, "HS-AWS", "AWS access key id"}, {reGitHub, "HS-GH", "GitHub token"}, {reSlack, "HS-SLACK", "Slack token"},
-		{reLLMKey, "HS-LLM", "LLM API key"},
-	} {
+	for _, r := range tokenRules {
+		if !containsAny(text, r.lits...) {
+			continue
+		}
 		for _, tok := range r.re.FindAllString(text, 4) {
 			if placeholderSecret(tok) {
 				continue
 			}
 			out = append(out, Finding{Class: ClassHardcodedSec, Severity: High, RuleID: r.rule, Evidence: redact(r.kind, tok)})
 		}
+	}
+	if !containsAny(text, "_live_", "_test_", "https://hooks.slack.com/services/", "-----BEGIN ") {
+		return out
 	}
 	for _, tok := range reStripe.FindAllString(text, 4) {
 		if placeholderSecret(tok) {
@@ -277,10 +322,13 @@ func isInvisible(r rune) bool {
 	return false
 }
 
-func suspicious(text string) []Finding {
+func suspicious(text string, v *view) []Finding {
 	var out []Finding
 	tagOrBidi, zw := -1, -1
 	for i, r := range text {
+		if v.ascii {
+			break // every rune below is >= 0x80
+		}
 		switch {
 		case (r >= 0xe0000 && r <= 0xe007f) || (r >= 0x202a && r <= 0x202e) || (r >= 0x2066 && r <= 0x2069):
 			if tagOrBidi < 0 {
@@ -302,8 +350,11 @@ func suspicious(text string) []Finding {
 	if zw >= 0 {
 		out = append(out, Finding{Class: ClassSuspiciousDesc, Severity: Medium, RuleID: "SD-002", Evidence: snippet(text, zw, zw+3)})
 	}
-	// base64 blobs outside URLs
-	noURL := reURL.ReplaceAllStringFunc(text, func(s string) string { return strings.Repeat(" ", len(s)) })
+	// base64 blobs outside URLs (blanking URLs only shortens alphabet runs)
+	var noURL string
+	if v.b64 {
+		noURL = reURL.ReplaceAllStringFunc(text, func(s string) string { return strings.Repeat(" ", len(s)) })
+	}
 	for _, m := range reBase64.FindAllStringIndex(noURL, 8) {
 		blob := noURL[m[0]:m[1]]
 		if !looksBase64(blob) || placeholderSecret(blob) {
@@ -316,11 +367,14 @@ func suspicious(text string) []Finding {
 		}
 		break
 	}
-	for _, u := range reURL.FindAllStringIndex(text, 20) {
+	for _, u := range urls(text) {
 		if exfilURL(text[u[0]:u[1]]) {
 			out = append(out, Finding{Class: ClassSuspiciousDesc, Severity: Medium, RuleID: "SD-005", Evidence: snippet(text, u[0], u[1])})
 			break
 		}
+	}
+	if !strings.Contains(text, "<!--") {
+		return out
 	}
 	if m := reHTMLComm.FindStringIndex(text); m != nil {
 		out = append(out, Finding{Class: ClassSuspiciousDesc, Severity: Medium, RuleID: "SD-006", Evidence: snippet(text, m[0], m[1])})
@@ -409,13 +463,11 @@ var commandParam = map[string]bool{
 
 var reShellContext = regexp.MustCompile(`(?i)\b(shell|bash|zsh|sh|terminal|console|powershell|cmd\.exe|subprocess|system\s+command|command[- ]line|cli\s+command|execute[sd]?|exec|run\s+(a\s+|the\s+|any\s+)?command)\b`)
 
-// scanSchema finds parameters that carry raw shell/command strings.
-func scanSchema(t Tool) []Finding {
-	if !hasSchema(t.InputSchema) {
-		return nil
-	}
-	var s map[string]any
-	if json.Unmarshal(t.InputSchema, &s) != nil {
+// scanSchema finds parameters that carry raw shell/command strings. schema
+// is t.InputSchema decoded (decodeSchema); only an object has parameters.
+func scanSchema(t Tool, schema any) []Finding {
+	s, ok := schema.(map[string]any)
+	if !ok {
 		return nil
 	}
 	props, _ := s["properties"].(map[string]any)

@@ -89,10 +89,6 @@ type Target struct {
 // (tool, field, rule id, evidence) and deduplicated.
 func Scan(t Target) []Finding {
 	var out []Finding
-	names := make([]string, 0, len(t.Tools))
-	for _, tl := range t.Tools {
-		names = append(names, tl.Name)
-	}
 	texts := []struct{ tool, field, text string }{
 		{"", "registry.description", t.Description},
 		{"", "registry.title", t.Title},
@@ -100,9 +96,11 @@ func Scan(t Target) []Finding {
 	for _, x := range t.Extra {
 		texts = append(texts, struct{ tool, field, text string }{"", x.Field, x.Value})
 	}
-	for _, tl := range t.Tools {
+	schemas := make([]any, len(t.Tools)) // each input schema decoded once, for its texts and for scanSchema
+	for i, tl := range t.Tools {
+		schemas[i] = decodeSchema(tl.InputSchema)
 		texts = append(texts, struct{ tool, field, text string }{tl.Name, "tool.description", tl.Description})
-		for _, sd := range schemaTexts(tl.InputSchema) {
+		for _, sd := range schemaTexts(schemas[i]) {
 			texts = append(texts, struct{ tool, field, text string }{tl.Name, "tool.input_schema", sd})
 		}
 	}
@@ -110,13 +108,13 @@ func Scan(t Target) []Finding {
 		if x.text == "" {
 			continue
 		}
-		for _, f := range scanText(x.text, x.tool, names) {
+		for _, f := range scanText(x.text, x.tool) {
 			f.Tool, f.Field, f.Source = x.tool, x.field, "builtin"
 			out = append(out, f)
 		}
 	}
-	for _, tl := range t.Tools {
-		for _, f := range scanSchema(tl) {
+	for i, tl := range t.Tools {
+		for _, f := range scanSchema(tl, schemas[i]) {
 			f.Tool, f.Field, f.Source = tl.Name, "tool.input_schema", "builtin"
 			out = append(out, f)
 		}
@@ -228,14 +226,23 @@ func escapeRune(r rune) string {
 	return `\u` + string([]byte{hex[r>>12&15], hex[r>>8&15], hex[r>>4&15], hex[r&15]})
 }
 
-// schemaTexts collects the description/title/default/examples strings of a
-// JSON schema, bounded in depth and count.
-func schemaTexts(raw json.RawMessage) []string {
+// decodeSchema decodes an input schema; nil when there is none or it is not
+// JSON.
+func decodeSchema(raw json.RawMessage) any {
 	if !hasSchema(raw) {
 		return nil
 	}
 	var v any
 	if json.Unmarshal(raw, &v) != nil {
+		return nil
+	}
+	return v
+}
+
+// schemaTexts collects the description/title/default/examples strings of a
+// decoded JSON schema, bounded in depth and count.
+func schemaTexts(v any) []string {
+	if v == nil {
 		return nil
 	}
 	var out []string

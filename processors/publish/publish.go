@@ -9,7 +9,15 @@
 // Out: sealed records (with "content_sha256"), the Publication (header +
 // signature + leaf hashes), proofs, and the export stream.
 //
-// Canonical JSON is github.com/gowebpki/jcs (RFC 8785). Merkle hashing uses
+// Canonical JSON (RFC 8785) is written by the canonical encoder in canon.go
+// for structs and maps it can prove equal to github.com/gowebpki/jcs (the
+// file comment says why it is hand-written and what it refuses), and by
+// encoding/json + jcs for everything else; fuzz and golden tests compare the
+// two. Each record is encoded once: the sealed record is the canonical bytes
+// with content_sha256 inserted at its sorted place (SealCanonical), which
+// is what re-canonicalizing would give. Build seals records on GOMAXPROCS
+// goroutines (ForEach); the output does not depend on their number.
+// Merkle hashing uses
 // github.com/transparency-dev/merkle's RFC 6962 hasher, and its
 // proof.VerifyInclusion verifies proofs; the tree root and the audit paths
 // are computed here with the RFC 6962 §2.1 recursion (the library builds them
@@ -47,6 +55,7 @@ import (
 	"fmt"
 	"sort"
 	"time"
+	"unsafe"
 
 	"github.com/gowebpki/jcs"
 )
@@ -77,8 +86,36 @@ var (
 
 // Canonical returns the RFC 8785 canonical JSON of v without the
 // content_sha256 field, and the server name. v may be a struct, a map, or raw
-// JSON bytes (json.RawMessage / []byte).
+// JSON bytes (json.RawMessage / []byte). Structs and maps go through the
+// canonical encoder (canon.go) when it accepts them, everything else (and
+// anything it refuses) through encoding/json and jcs; both give the same
+// bytes.
 func Canonical(v any) (canon []byte, server string, err error) {
+	return AppendCanonical(nil, v)
+}
+
+// AppendCanonical is Canonical appending to dst (which may be reused).
+func AppendCanonical(dst []byte, v any) (canon []byte, server string, err error) {
+	switch v.(type) {
+	case json.RawMessage, []byte:
+	default:
+		out, srv, err := appendCanonical(dst, v)
+		if err == nil {
+			if srv == "" {
+				return nil, "", ErrNoServer
+			}
+			return out, srv, nil
+		}
+	}
+	c, srv, err := canonicalJCS(v)
+	if err != nil {
+		return nil, "", err
+	}
+	return append(dst, c...), srv, nil
+}
+
+// canonicalJCS is the generic path: encoding/json, then jcs.
+func canonicalJCS(v any) (canon []byte, server string, err error) {
 	var raw []byte
 	switch x := v.(type) {
 	case json.RawMessage:
@@ -133,21 +170,152 @@ func Seal(v any) (sealed []byte, server string, leaf []byte, err error) {
 	if err != nil {
 		return nil, "", nil, err
 	}
-	sum := sha256.Sum256(c)
-	var m map[string]json.RawMessage
-	dec := json.NewDecoder(bytes.NewReader(c))
-	dec.UseNumber()
-	if err := dec.Decode(&m); err != nil {
-		return nil, "", nil, err
-	}
-	h, _ := json.Marshal(hex.EncodeToString(sum[:]))
-	m[HashField] = h
-	b, _ := json.Marshal(m)
-	sealed, err = jcs.Transform(b)
+	r, err := SealCanonical(c, server)
 	if err != nil {
 		return nil, "", nil, err
 	}
-	return sealed, server, c, nil
+	return r.Sealed, server, c, nil
+}
+
+// SealedRecord is one record sealed from its canonical JSON.
+type SealedRecord struct {
+	Server        string
+	Sealed        []byte // canonical JSON with content_sha256
+	ContentSHA256 string // hex
+	LeafHash      []byte // RFC 6962 leaf hash of the canonical JSON without content_sha256
+}
+
+// SealCanonical seals a record from its canonical JSON without
+// content_sha256 (what Canonical returns): the hash, the sealed record (the
+// hash member inserted where RFC 8785 orders it: canonical JSON with one
+// more member is the same canonical JSON with that member in its sorted
+// place) and the leaf hash.
+func SealCanonical(canon []byte, server string) (SealedRecord, error) {
+	sum := sha256.Sum256(canon)
+	var h [2 * sha256.Size]byte
+	hex.Encode(h[:], sum[:])
+	sealed, err := insertMember(canon, HashField, h[:])
+	if err != nil {
+		return SealedRecord{}, fmt.Errorf("publish: seal %s: %w", server, err)
+	}
+	return SealedRecord{Server: server, Sealed: sealed, ContentSHA256: string(h[:]), LeafHash: LeafHash(canon)}, nil
+}
+
+// insertMember returns a canonical JSON object with the member name:"value"
+// (value: ASCII without escapes) added in its sorted place. obj must be
+// canonical JSON (no whitespace) and must not hold name.
+func insertMember(obj []byte, name string, value []byte) ([]byte, error) {
+	if len(obj) < 2 || obj[0] != '{' || obj[len(obj)-1] != '}' {
+		return nil, ErrNotObject
+	}
+	build := func(at int, comma bool) []byte {
+		out := make([]byte, 0, len(obj)+len(name)+len(value)+8)
+		out = append(out, obj[:at]...)
+		if comma && at > 1 {
+			out = append(out, ',')
+		}
+		out = append(out, '"')
+		out = append(out, name...)
+		out = append(out, `":"`...)
+		out = append(out, value...)
+		out = append(out, '"')
+		if !comma && at < len(obj)-1 {
+			out = append(out, ',')
+		}
+		return append(out, obj[at:]...)
+	}
+	i := 1
+	for obj[i] != '}' {
+		if obj[i] != '"' {
+			return nil, ErrNotObject
+		}
+		end, err := skipString(obj, i)
+		if err != nil {
+			return nil, err
+		}
+		var key string
+		if end-1 > i+1 {
+			key = unsafe.String(&obj[i+1], end-1-(i+1)) // read only while obj is
+		}
+		if bytes.IndexByte(obj[i:end], '\\') >= 0 {
+			if err := json.Unmarshal(obj[i:end], &key); err != nil {
+				return nil, ErrNotObject
+			}
+		}
+		switch c := compareUTF16(name, key); {
+		case c == 0:
+			return nil, fmt.Errorf("%w: %s already present", ErrNotObject, name)
+		case c < 0:
+			return build(i, false), nil
+		}
+		if end >= len(obj) || obj[end] != ':' {
+			return nil, ErrNotObject
+		}
+		next, err := skipValue(obj, end+1)
+		if err != nil {
+			return nil, err
+		}
+		switch obj[next] {
+		case ',':
+			i = next + 1
+		case '}':
+			return build(next, true), nil
+		default:
+			return nil, ErrNotObject
+		}
+	}
+	return build(i, true), nil
+}
+
+// skipString returns the index after the string starting at obj[i] == '"'.
+func skipString(obj []byte, i int) (int, error) {
+	for j := i + 1; j < len(obj); j++ {
+		switch obj[j] {
+		case '\\':
+			j++
+		case '"':
+			return j + 1, nil
+		}
+	}
+	return 0, ErrNotObject
+}
+
+// skipValue returns the index after the JSON value starting at obj[i].
+func skipValue(obj []byte, i int) (int, error) {
+	if i >= len(obj) {
+		return 0, ErrNotObject
+	}
+	switch obj[i] {
+	case '"':
+		return skipString(obj, i)
+	case '{', '[':
+		depth := 0
+		for j := i; j < len(obj); j++ {
+			switch obj[j] {
+			case '"':
+				e, err := skipString(obj, j)
+				if err != nil {
+					return 0, err
+				}
+				j = e - 1
+			case '{', '[':
+				depth++
+			case '}', ']':
+				depth--
+				if depth == 0 {
+					return j + 1, nil
+				}
+			}
+		}
+		return 0, ErrNotObject
+	}
+	for j := i; j < len(obj); j++ {
+		switch obj[j] {
+		case ',', '}', ']':
+			return j, nil
+		}
+	}
+	return 0, ErrNotObject
 }
 
 // Header is the signed publication header.
@@ -199,34 +367,56 @@ func KeyID(pub ed25519.PublicKey) string {
 
 // Build seals every record, sorts them by server name, computes the Merkle
 // root and signs the header. Records must have distinct server names.
+// Records are sealed on GOMAXPROCS goroutines; the output does not depend on
+// how many.
 func Build(records []any, meta Meta, key ed25519.PrivateKey) (*Publication, error) {
-	type item struct {
-		server       string
-		sealed, leaf []byte
-	}
-	items := make([]item, 0, len(records))
-	for i, r := range records {
-		s, srv, leaf, err := Seal(r)
+	sealed := make([]SealedRecord, len(records))
+	err := ForEach(len(records), func(i int) error {
+		c, srv, err := Canonical(records[i])
+		if err == nil {
+			sealed[i], err = SealCanonical(c, srv)
+		}
 		if err != nil {
-			return nil, fmt.Errorf("record %d: %w", i, err)
+			return fmt.Errorf("record %d: %w", i, err)
 		}
-		items = append(items, item{srv, s, leaf})
+		return nil
+	})
+	if err != nil {
+		return nil, err
 	}
-	sort.Slice(items, func(i, j int) bool { return items[i].server < items[j].server })
-	p := &Publication{}
-	for i, it := range items {
-		if i > 0 && items[i-1].server == it.server {
-			return nil, fmt.Errorf("%w: %s", ErrDuplicate, it.server)
+	return Assemble(sealed, meta, key)
+}
+
+// Assemble builds the publication from sealed records (in any order; they
+// are sorted by server name here): duplicates are refused, then the Merkle
+// root and the signed header.
+func Assemble(sealed []SealedRecord, meta Meta, key ed25519.PrivateKey) (*Publication, error) {
+	order := make([]int, len(sealed))
+	for i := range order {
+		order[i] = i
+	}
+	if !sort.SliceIsSorted(sealed, func(i, j int) bool { return sealed[i].Server < sealed[j].Server }) {
+		sort.Slice(order, func(i, j int) bool { return sealed[order[i]].Server < sealed[order[j]].Server })
+	}
+	p := &Publication{
+		Servers: make([]string, 0, len(sealed)),
+		Records: make([][]byte, 0, len(sealed)),
+		Leaves:  make([][]byte, 0, len(sealed)),
+	}
+	for n, i := range order {
+		it := &sealed[i]
+		if n > 0 && sealed[order[n-1]].Server == it.Server {
+			return nil, fmt.Errorf("%w: %s", ErrDuplicate, it.Server)
 		}
-		p.Servers = append(p.Servers, it.server)
-		p.Records = append(p.Records, it.sealed)
-		p.Leaves = append(p.Leaves, LeafHash(it.leaf))
+		p.Servers = append(p.Servers, it.Server)
+		p.Records = append(p.Records, it.Sealed)
+		p.Leaves = append(p.Leaves, it.LeafHash)
 	}
 	p.Header = Header{
 		PublicationID: meta.PublicationID,
 		MethodVersion: meta.MethodVersion,
 		WeightsSHA256: meta.WeightsSHA256,
-		RecordCount:   len(items),
+		RecordCount:   len(sealed),
 		MerkleRoot:    hex.EncodeToString(RootFromLeaves(p.Leaves)),
 		ComputedAt:    meta.ComputedAt.UTC().Format(time.RFC3339),
 	}

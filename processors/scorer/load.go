@@ -20,6 +20,18 @@ type Reader interface {
 	FirstListed(ctx context.Context) (map[string]time.Time, error)
 }
 
+// BulkHealthReader is an optional extension of Reader: LatestHealth of
+// every server in one query — for each (server, remote_url) the newest
+// check (observed_at DESC, id DESC), ordered by server then remote_url, the
+// order LatestHealth uses within a server. A Reader that has it saves Load
+// one query per server with remotes (about 1.4 ms each on DuckDB, over a
+// minute at 50k servers); the per-server history query stays for the rare
+// server whose newest check is after AsOf (a replay that ran ahead), so the
+// result is the same either way.
+type BulkHealthReader interface {
+	LatestHealthAll(ctx context.Context) ([]store.HealthCheck, error)
+}
+
 // LoadOptions tune Load.
 type LoadOptions struct {
 	// AsOf is the publication's event time: entries and checks observed
@@ -38,6 +50,18 @@ func Load(ctx context.Context, r Reader, o LoadOptions) ([]ServerInput, error) {
 	first, err := r.FirstListed(ctx)
 	if err != nil {
 		return nil, fmt.Errorf("scorer: load: %w", err)
+	}
+	latest := func(ctx context.Context, name string) ([]store.HealthCheck, error) { return r.LatestHealth(ctx, name) }
+	if br, ok := r.(BulkHealthReader); ok {
+		all, err := br.LatestHealthAll(ctx)
+		if err != nil {
+			return nil, fmt.Errorf("scorer: load latest health: %w", err)
+		}
+		byServer := map[string][]store.HealthCheck{}
+		for _, c := range all {
+			byServer[c.Server] = append(byServer[c.Server], c)
+		}
+		latest = func(_ context.Context, name string) ([]store.HealthCheck, error) { return byServer[name], nil }
 	}
 	var out []ServerInput
 	cursor := ""
@@ -65,7 +89,7 @@ func Load(ctx context.Context, r Reader, o LoadOptions) ([]ServerInput, error) {
 			if err != nil {
 				return nil, err
 			}
-			checks, err := checksAsOf(ctx, r, &e, asOf)
+			checks, err := checksAsOf(ctx, r, latest, &e, asOf)
 			if err != nil {
 				return nil, err
 			}
@@ -111,12 +135,12 @@ func entryOf(r store.Record) (schema.Entry, error) {
 }
 
 // checksAsOf returns the latest check of each current remote observed by asOf.
-func checksAsOf(ctx context.Context, r Reader, e *schema.Entry, asOf time.Time) ([]probe.Check, error) {
+func checksAsOf(ctx context.Context, r Reader, latest func(context.Context, string) ([]store.HealthCheck, error), e *schema.Entry, asOf time.Time) ([]probe.Check, error) {
 	if len(e.Server.Remotes) == 0 {
 		return nil, nil
 	}
 	name := e.Server.Name
-	rows, err := r.LatestHealth(ctx, name)
+	rows, err := latest(ctx, name)
 	if err != nil {
 		return nil, fmt.Errorf("scorer: latest health of %s: %w", name, err)
 	}
@@ -142,7 +166,7 @@ func checksAsOf(ctx context.Context, r Reader, e *schema.Entry, asOf time.Time) 
 				order = append(order, c.RemoteURL)
 			}
 		}
-		rows = rows[:0]
+		rows = nil
 		for _, u := range order {
 			rows = append(rows, byURL[u])
 		}

@@ -7,15 +7,17 @@ import (
 	"crypto/x509"
 	"encoding/base64"
 	"encoding/hex"
-	"encoding/json"
 	"encoding/pem"
 	"errors"
 	"fmt"
 	"io/fs"
 	"os"
 	"path/filepath"
+	"sort"
 	"strings"
+	"sync"
 	"time"
+	"unsafe"
 
 	"github.com/forum-mcp/forum/processors/method"
 	"github.com/forum-mcp/forum/processors/publish"
@@ -35,39 +37,61 @@ type Sealed struct {
 	Row     store.Publication
 }
 
-// Seal hashes, orders, roots and signs records (processors/publish).
+// Seal hashes, orders, roots and signs records (processors/publish). Each
+// record's canonical JSON is written once (publish.AppendCanonical: the
+// canonical encoder, jcs as the fallback) and sealed on GOMAXPROCS
+// goroutines; sets each record's ContentSHA256.
 func Seal(recs []Record, meta Meta, key ed25519.PrivateKey) (*Sealed, error) {
-	vals := make([]any, len(recs))
-	for i := range recs {
-		vals[i] = recs[i]
+	sealed := make([]publish.SealedRecord, len(recs))
+	err := publish.ForEach(len(recs), func(i int) error {
+		buf := canonBufs.Get().(*[]byte)
+		defer canonBufs.Put(buf)
+		c, srv, err := publish.AppendCanonical((*buf)[:0], &recs[i])
+		if err == nil {
+			*buf = c
+			sealed[i], err = publish.SealCanonical(c, srv)
+		}
+		if err != nil {
+			return fmt.Errorf("record %d: %w", i, err)
+		}
+		return nil
+	})
+	var p *publish.Publication
+	if err == nil {
+		p, err = publish.Assemble(sealed, publish.Meta{PublicationID: meta.PublicationID, MethodVersion: method.Version,
+			WeightsSHA256: method.WeightsSHA256(), ComputedAt: meta.ComputedAt}, key)
 	}
-	p, err := publish.Build(vals, publish.Meta{PublicationID: meta.PublicationID, MethodVersion: method.Version,
-		WeightsSHA256: method.WeightsSHA256(), ComputedAt: meta.ComputedAt}, key)
 	if err != nil {
 		return nil, fmt.Errorf("scorer: build publication %s: %w", meta.PublicationID, err)
 	}
-	byName := make(map[string]*Record, len(recs))
-	for i := range recs {
-		byName[recs[i].Server] = &recs[i]
+	// p.Servers is sorted; Compute's records already are, so the map is
+	// only needed for records sealed in another order.
+	idx := func(n int) int { return n }
+	if !sort.SliceIsSorted(recs, func(i, j int) bool { return recs[i].Server < recs[j].Server }) {
+		byName := make(map[string]int, len(recs))
+		for i := range recs {
+			byName[recs[i].Server] = i
+		}
+		idx = func(n int) int { return byName[p.Servers[n]] }
 	}
-	s := &Sealed{Pub: p}
-	for i, srv := range p.Servers {
-		r := byName[srv]
-		var hash struct {
-			H string `json:"content_sha256"`
-		}
-		if err := json.Unmarshal(p.Records[i], &hash); err != nil {
-			return nil, fmt.Errorf("scorer: sealed record of %s: %w", srv, err)
-		}
-		r.ContentSHA256 = hash.H
-		s.Records = append(s.Records, store.TrustRecord{Server: srv, PublicationID: meta.PublicationID, ComputedAt: meta.ComputedAt,
-			Score: r.Score, Band: r.Band, ToolfinderScore: r.Toolfinder.Score, ContentSHA256: hash.H, Record: string(p.Records[i])})
+	// Each row's Record shares the sealed bytes of p.Records (no 6 KB copy
+	// per record): sealed records are never written to after Assemble, and
+	// nothing may write to p.Records' bytes.
+	s := &Sealed{Pub: p, Records: make([]store.TrustRecord, len(p.Servers))}
+	for n, srv := range p.Servers {
+		i := idx(n)
+		r, h := &recs[i], sealed[i].ContentSHA256
+		r.ContentSHA256 = h
+		s.Records[n] = store.TrustRecord{Server: srv, PublicationID: meta.PublicationID, ComputedAt: meta.ComputedAt,
+			Score: r.Score, Band: r.Band, ToolfinderScore: r.Toolfinder.Score, ContentSHA256: h, Record: unsafe.String(unsafe.SliceData(p.Records[n]), len(p.Records[n]))}
 	}
 	s.Row = store.Publication{ID: p.Header.PublicationID, MethodVersion: p.Header.MethodVersion, WeightsSHA256: p.Header.WeightsSHA256,
 		RecordCount: p.Header.RecordCount, MerkleRoot: p.Header.MerkleRoot, Signature: base64.StdEncoding.EncodeToString(p.Signature),
 		KeyID: p.KeyID, ComputedAt: meta.ComputedAt}
 	return s, nil
 }
+
+var canonBufs = sync.Pool{New: func() any { b := make([]byte, 0, 16<<10); return &b }}
 
 // FromStore rebuilds a publish.Publication (for export and proofs) from the
 // stored header and records; the records must be in server order.

@@ -20,7 +20,11 @@
 // Compute is pure and uses only event time (Meta.ComputedAt): the same
 // inputs give byte-identical records, which is what makes a replay's
 // publications reproducible and the golden file (testdata/records.golden.jsonl)
-// meaningful.
+// meaningful. Compute asks the sources serially, then computes the records
+// on GOMAXPROCS goroutines, each into its own slot; Seal writes each
+// record's canonical JSON once (publish's canonical encoder) and seals in
+// parallel too. testdata/generated.golden.txt pins a generated publication
+// (root, signature, every sealed record) as it was before that work.
 //
 // Readings where the SPEC is silent (pinned by tests):
 //   - A server with several remotes is scored on its best remote's latest
@@ -49,6 +53,7 @@ import (
 	"github.com/forum-mcp/forum/ingest/scan"
 	"github.com/forum-mcp/forum/processors/categories"
 	"github.com/forum-mcp/forum/processors/method"
+	"github.com/forum-mcp/forum/processors/publish"
 	"github.com/forum-mcp/forum/processors/toolfinder"
 	"github.com/forum-mcp/forum/processors/trust"
 	"github.com/forum-mcp/forum/schema"
@@ -254,14 +259,20 @@ func ParseScanFindingID(id string) (server string, ok bool) {
 func Compute(inputs []ServerInput, src Sources, meta Meta, prev map[string]Previous) []Record {
 	now := meta.ComputedAt.UTC()
 	w := method.Current()
-	var live []ServerInput
-	for _, in := range inputs {
-		if in.Entry.Status() == "deleted" || in.Entry.Server.Name == "" {
+	// Listed servers by name (stable): the order is sorted as indices, so
+	// 50k inputs are not swapped around as whole structs.
+	var keep []int
+	for i := range inputs {
+		if inputs[i].Entry.Status() == "deleted" || inputs[i].Entry.Server.Name == "" {
 			continue
 		}
-		live = append(live, in)
+		keep = append(keep, i)
 	}
-	sort.SliceStable(live, func(i, j int) bool { return live[i].Entry.Server.Name < live[j].Entry.Server.Name })
+	sort.SliceStable(keep, func(a, b int) bool { return inputs[keep[a]].Entry.Server.Name < inputs[keep[b]].Entry.Server.Name })
+	live := make([]ServerInput, len(keep))
+	for n, i := range keep {
+		live[n] = inputs[i]
+	}
 
 	entries := make([]schema.Entry, len(live))
 	listings := make([]trust.Listing, 0, len(live))
@@ -282,15 +293,49 @@ func Compute(inputs []ServerInput, src Sources, meta Meta, prev map[string]Previ
 		}
 		listings = append(listings, l)
 	}
+	// The two registry-wide passes read disjoint inputs: run them side by side.
+	var facts map[string]trust.Facts
+	factsDone := make(chan struct{})
+	go func() {
+		defer close(factsDone)
+		facts = trust.RegistryFacts(w, listings)
+	}()
 	pop := toolfinder.NewPopulationFromEntries(entries)
-	facts := trust.RegistryFacts(w, listings)
+	<-factsDone
 	gateOpen := src.Provenance != nil && src.Provenance.GateOpen(now)
 
-	out := make([]Record, 0, len(live))
+	// The sources are asked in order, on this goroutine (they are other
+	// processors' state: no promise of concurrent use); the records are then
+	// computed on GOMAXPROCS goroutines, each writing only its own slot, so
+	// the output is the same for any number of them.
+	ext := make([]external, len(live))
 	for i := range live {
-		out = append(out, computeOne(w, live[i], gh[i], gateOpen, pop, facts[live[i].Entry.Server.Name], src, meta, prev))
+		name := live[i].Entry.Server.Name
+		if src.Drift != nil {
+			ext[i].drift = src.Drift.DriftInput(name)
+		}
+		if src.Incidents != nil {
+			ext[i].incidents = src.Incidents.IncidentsInput(name)
+		}
+		if src.Burst != nil {
+			if b, ok := src.Burst.OwnerBurst(schema.Namespace(name), now); ok && b.Flagged() {
+				ext[i].burst = &b
+			}
+		}
 	}
+	out := make([]Record, len(live))
+	_ = publish.ForEach(len(live), func(i int) error {
+		out[i] = computeOne(w, live[i], gh[i], gateOpen, pop, facts[live[i].Entry.Server.Name], ext[i], src, meta, prev)
+		return nil
+	})
 	return out
+}
+
+// external is what the other processors' state says about one server.
+type external struct {
+	drift     trust.DriftInput
+	incidents trust.IncidentsInput
+	burst     *trust.OwnerBurst // flagged bursts only
 }
 
 func repoURL(e *schema.Entry) string {
@@ -343,7 +388,7 @@ func bestCheck(checks []probe.Check) *probe.Check {
 }
 
 func computeOne(w *method.Weights, in ServerInput, gh *GitHubObservation, gateOpen bool, pop *toolfinder.Population,
-	facts trust.Facts, src Sources, meta Meta, prev map[string]Previous) Record {
+	facts trust.Facts, x external, src Sources, meta Meta, prev map[string]Previous) Record {
 	now := meta.ComputedAt.UTC()
 	d := in.Entry.Server
 	name := d.Name
@@ -351,10 +396,7 @@ func computeOne(w *method.Weights, in ServerInput, gh *GitHubObservation, gateOp
 	check := bestCheck(in.Checks)
 	checkEv := checkEvidence(check)
 
-	var drift trust.DriftInput
-	if src.Drift != nil {
-		drift = src.Drift.DriftInput(name)
-	}
+	drift := x.drift
 
 	// Toolfinder.
 	tin := toolfinder.Input{
@@ -426,10 +468,7 @@ func computeOne(w *method.Weights, in ServerInput, gh *GitHubObservation, gateOp
 		}
 	}
 
-	incidents := trust.IncidentsInput{}
-	if src.Incidents != nil {
-		incidents = src.Incidents.IncidentsInput(name)
-	}
+	incidents := x.incidents
 	endpoint := trust.EndpointInput{HasRemote: len(d.Remotes) > 0, Check: checkEv}
 	if check != nil {
 		endpoint.Outcome = string(check.Outcome)
@@ -470,11 +509,7 @@ func computeOne(w *method.Weights, in ServerInput, gh *GitHubObservation, gateOp
 	for i := range in.Checks {
 		rec.Health = append(rec.Health, *checkEvidence(&in.Checks[i]))
 	}
-	if src.Burst != nil {
-		if b, ok := src.Burst.OwnerBurst(tr.Namespace, now); ok && b.Flagged() {
-			rec.OwnerBurst = &b
-		}
-	}
+	rec.OwnerBurst = x.burst // asked with schema.Namespace(name), which is tr.Namespace
 	stars := 0
 	if gh != nil {
 		stars = gh.Stars
@@ -540,6 +575,29 @@ func staticScan(in ServerInput, check *probe.Check, checkEv *trust.Evidence) (St
 		}
 		return ss, trust.StaticInput{Coverage: cov}
 	}
+	target := scanTarget(in, check)
+	sin := trust.StaticInput{Coverage: trust.CoverageScanned}
+	for _, f := range scan.Scan(target) {
+		id := ScanFindingID(d.Name, check.ID, f)
+		ss.Findings = append(ss.Findings, ScannedFinding{ID: id, Finding: f})
+		sin.Findings = append(sin.Findings, trust.StaticFinding{ID: id, ObservedAt: check.ObservedAt.UTC(), Class: f.Class, Severity: f.Severity, RuleID: f.RuleID, Tool: f.Tool})
+	}
+	return ss, sin
+}
+
+// ScanTarget is what Compute hands the static scanner for one server, and
+// false when the server is not scanned (no remote, no check, or a check
+// that did not succeed). The benchmark uses it to time the scanner alone.
+func ScanTarget(in ServerInput) (scan.Target, bool) {
+	check := bestCheck(in.Checks)
+	if len(in.Entry.Server.Remotes) == 0 || check == nil || check.Outcome != probe.OutcomeOK {
+		return scan.Target{}, false
+	}
+	return scanTarget(in, check), true
+}
+
+func scanTarget(in ServerInput, check *probe.Check) scan.Target {
+	d := in.Entry.Server
 	target := scan.Target{Name: d.Name, Title: d.Title, Description: d.Description, ToolsListed: check.ToolsListed}
 	for _, p := range d.Packages {
 		for _, e := range p.EnvironmentVariables {
@@ -568,13 +626,7 @@ func staticScan(in ServerInput, check *probe.Check, checkEv *trust.Evidence) (St
 		}
 		target.Tools = append(target.Tools, scan.Tool{Name: t.Name, Description: t.Description, InputSchema: schemaRaw})
 	}
-	sin := trust.StaticInput{Coverage: trust.CoverageScanned}
-	for _, f := range scan.Scan(target) {
-		id := ScanFindingID(d.Name, check.ID, f)
-		ss.Findings = append(ss.Findings, ScannedFinding{ID: id, Finding: f})
-		sin.Findings = append(sin.Findings, trust.StaticFinding{ID: id, ObservedAt: check.ObservedAt.UTC(), Class: f.Class, Severity: f.Severity, RuleID: f.RuleID, Tool: f.Tool})
-	}
-	return ss, sin
+	return target
 }
 
 func kvTexts(field string, kv schema.KeyValue) []scan.Text {

@@ -3,6 +3,7 @@ package scorer
 import (
 	"crypto/ed25519"
 	"crypto/sha256"
+	"github.com/forum-mcp/forum/processors/publish"
 	"testing"
 	"time"
 )
@@ -36,4 +37,51 @@ func BenchmarkSeal(b *testing.B) {
 			b.Fatal(err)
 		}
 	}
+}
+
+// BenchmarkCanonicalRecord writes one generated record's RFC 8785 canonical
+// JSON with the canonical encoder (what Seal does per record), seals it
+// (content hash, member insertion, leaf hash), and runs the generic path the
+// encoder replaced (encoding/json, a map, jcs) and SHA-256 of the same
+// bytes (the floor).
+func BenchmarkCanonicalRecord(b *testing.B) {
+	at := time.Date(2026, 1, 2, 0, 0, 0, 0, time.UTC)
+	g := Generate(50, 1, at)
+	recs := Compute(g.Inputs, g.Sources, Meta{PublicationID: PublicationID(at), ComputedAt: at}, nil)
+	r := &recs[len(recs)/2]
+	c, _, err := publish.EncodeCanonical(nil, r)
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Run("encoder", func(b *testing.B) {
+		b.ReportAllocs()
+		b.SetBytes(int64(len(c)))
+		buf := make([]byte, 0, 2*len(c))
+		for b.Loop() {
+			buf, _, _ = publish.EncodeCanonical(buf[:0], r)
+		}
+	})
+	b.Run("seal", func(b *testing.B) {
+		b.ReportAllocs()
+		b.SetBytes(int64(len(c)))
+		for b.Loop() {
+			_, _ = publish.SealCanonical(c, r.Server)
+		}
+	})
+	b.Run("json+jcs", func(b *testing.B) { // the path the encoder replaced (Seal ran it twice per record)
+		b.ReportAllocs()
+		b.SetBytes(int64(len(c)))
+		for b.Loop() {
+			if _, err := jcsCanon(r); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	b.Run("sha256-floor", func(b *testing.B) {
+		b.ReportAllocs()
+		b.SetBytes(int64(len(c)))
+		for b.Loop() {
+			_ = sha256.Sum256(c)
+		}
+	})
 }

@@ -17,7 +17,6 @@ import (
 	"github.com/forum-mcp/forum/ingest/differ"
 	"github.com/forum-mcp/forum/ingest/probe"
 	"github.com/forum-mcp/forum/ingest/registry"
-	"github.com/forum-mcp/forum/processors/history"
 	"github.com/forum-mcp/forum/processors/publish"
 	"github.com/forum-mcp/forum/schema"
 	"github.com/forum-mcp/forum/sql/duckdb"
@@ -90,7 +89,7 @@ func TestStagePublishes(t *testing.T) {
 	before := probe.Check{ID: "c-before", Server: d.Name, RemoteURL: url, ObservedAt: at["2025-10-08"].Add(-time.Hour), Outcome: probe.OutcomeAuthRequired, HTTPStatus: 401,
 		Auth: probe.AuthEvidence{ChallengeScheme: "Bearer", Schemes: []string{"Bearer"}}}
 	after := probe.Check{ID: "c-after", Server: d.Name, RemoteURL: url, ObservedAt: at["2025-10-08"].Add(time.Hour), Outcome: probe.OutcomeUnreachable}
-	if err := s.InsertHealthChecks(ctx, []store.HealthCheck{history.HealthRow(&before, nil), history.HealthRow(&after, nil)}); err != nil {
+	if err := s.InsertHealthChecks(ctx, []store.HealthCheck{healthRow(&before), healthRow(&after)}); err != nil {
 		t.Fatal(err)
 	}
 
@@ -173,5 +172,17 @@ func TestStageHandleWaitsForTheSnapshot(t *testing.T) {
 	err := st.Handle(context.Background(), []kafka.Message{{Value: b}})
 	if err == nil || !strings.Contains(err.Error(), "not stored") {
 		t.Errorf("a snapshot the sink has not stored yet must not be published: %v", err)
+	}
+}
+
+// healthRow is history.HealthRow (a copy: processors/history imports
+// processors/provenance, which imports this package, so importing history
+// here is an import cycle).
+func healthRow(c *probe.Check) store.HealthCheck {
+	raw, _ := json.Marshal(c)
+	return store.HealthCheck{
+		ID: c.ID, Server: c.Server, RemoteURL: c.RemoteURL, ObservedAt: c.ObservedAt.UTC(), Transport: c.Transport,
+		Outcome: string(c.Outcome), ErrorClass: string(c.ErrorClass), HTTPStatus: c.HTTPStatus, LatencyMS: c.InitializeLatencyMS,
+		AuthKind: string(c.AuthKind), ProtocolVersion: c.ProtocolVersion, ToolCount: len(c.Tools), ToolsListed: c.ToolsListed, Check: string(raw),
 	}
 }

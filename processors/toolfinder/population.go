@@ -44,6 +44,15 @@ type Population struct {
 	repo      map[string][]string
 	canonical map[string]string // repo key → canonical name
 	entries   map[string]PopEntry
+	keys      map[string]*popKeys // name → its normalized keys, computed once
+}
+
+// popKeys are one entry's normalized description, remote URLs and repo URL
+// (Context needs them again for every server; normalizing parses URLs).
+type popKeys struct {
+	desc string
+	urls []string
+	repo string
 }
 
 // Thresholds of the registry-wide flags (SPEC §3).
@@ -81,6 +90,7 @@ func NewPopulation(entries []PopEntry) *Population {
 	p := &Population{
 		nsSize: map[string]int{}, descCount: map[string]int{}, urlCount: map[string]int{},
 		repo: map[string][]string{}, canonical: map[string]string{}, entries: map[string]PopEntry{},
+		keys: map[string]*popKeys{},
 	}
 	for _, e := range entries {
 		p.entries[e.Name] = e
@@ -94,17 +104,24 @@ func NewPopulation(entries []PopEntry) *Population {
 		e := p.entries[n]
 		ns := schema.Namespace(n)
 		p.nsSize[ns]++
-		if d := NormalizeDescription(e.Description); d != "" {
+		pk := &popKeys{desc: NormalizeDescription(e.Description), repo: NormalizeRepoURL(e.RepoURL)}
+		p.keys[n] = pk
+		if d := pk.desc; d != "" {
 			p.descCount[ns+"\x00"+d]++
 		}
-		seen := map[string]bool{}
+		var seen map[string]bool
 		for _, u := range e.RemoteURLs {
-			if k := NormalizeRemoteURL(u); k != "" && !seen[k] {
+			k := NormalizeRemoteURL(u)
+			pk.urls = append(pk.urls, k)
+			if k != "" && !seen[k] {
+				if seen == nil {
+					seen = map[string]bool{}
+				}
 				seen[k] = true
 				p.urlCount[k]++
 			}
 		}
-		if k := NormalizeRepoURL(e.RepoURL); k != "" {
+		if k := pk.repo; k != "" {
 			p.repo[k] = append(p.repo[k], n)
 			if _, ok := p.canonical[k]; !ok {
 				_, repoName := RepoOwnerName(e.RepoURL)
@@ -127,23 +144,23 @@ func lastSegment(name string) string {
 // Context returns the registry-wide facts for one server. A name that is not
 // in the population gets only its namespace size.
 func (p *Population) Context(name string) Context {
-	e, ok := p.entries[name]
-	if !ok {
-		e = PopEntry{Name: name}
+	pk := p.keys[name]
+	if pk == nil { // not in the population: no description, remotes or repo
+		pk = &popKeys{}
 	}
 	ns := schema.Namespace(name)
 	c := Context{NamespaceSize: p.nsSize[ns]}
-	if d := NormalizeDescription(e.Description); d != "" {
+	if d := pk.desc; d != "" {
 		c.ClonedCount = p.descCount[ns+"\x00"+d]
 		c.ClonedDescription = c.ClonedCount >= ClonedMin
 	}
-	for _, u := range e.RemoteURLs {
-		if n := p.urlCount[NormalizeRemoteURL(u)]; n > c.SharedEndpointCount {
+	for _, u := range pk.urls {
+		if n := p.urlCount[u]; n > c.SharedEndpointCount {
 			c.SharedEndpointCount = n
 		}
 	}
 	c.SharedEndpoint = c.SharedEndpointCount >= SharedEndpointMin
-	if k := NormalizeRepoURL(e.RepoURL); k != "" {
+	if k := pk.repo; k != "" {
 		canon := p.canonical[k]
 		c.Siblings = Siblings{RepoKey: k, N: len(p.repo[k]), Canonical: canon == name, HasCanonical: canon != ""}
 	}

@@ -31,7 +31,11 @@ func NormalizeRepoURL(raw string) string {
 		s = s[:i]
 	}
 	// user-info (rare, e.g. https://user@host/...)
-	if at := strings.Index(s, "@"); at >= 0 && at < strings.Index(s+"/", "/") {
+	slash := strings.IndexByte(s, '/')
+	if slash < 0 {
+		slash = len(s)
+	}
+	if at := strings.Index(s, "@"); at >= 0 && at < slash {
 		s = s[at+1:]
 	}
 	s = strings.TrimPrefix(s, "www.")
@@ -43,14 +47,19 @@ func NormalizeRepoURL(raw string) string {
 	s = strings.TrimRight(s, "/")
 	s = strings.TrimSuffix(s, ".git")
 	s = strings.TrimRight(s, "/")
-	parts := strings.Split(s, "/")
-	if parts[0] == "github.com" && len(parts) > 3 {
-		parts = parts[:3]
-		s = strings.Join(parts, "/")
-		s = strings.TrimSuffix(s, ".git")
-	}
-	if len(parts) < 2 || parts[0] == "" {
+	// Split on "/" without allocating: the host is the first part, and at
+	// github.com only host/owner/repo is kept.
+	first := strings.IndexByte(s, '/')
+	if first <= 0 { // one part, or an empty host
 		return ""
+	}
+	if s[:first] == "github.com" {
+		rest := s[first+1:]
+		if j := strings.IndexByte(rest, '/'); j >= 0 {
+			if k := strings.IndexByte(rest[j+1:], '/'); k >= 0 { // more than 3 parts
+				s = strings.TrimSuffix(s[:first+1+j+1+k], ".git")
+			}
+		}
 	}
 	return s
 }
@@ -60,11 +69,15 @@ func NormalizeRepoURL(raw string) string {
 // the URL has no owner/name path.
 func RepoOwnerName(raw string) (owner, name string) {
 	n := NormalizeRepoURL(raw)
-	parts := strings.Split(n, "/")
-	if len(parts) < 3 {
+	i := strings.IndexByte(n, '/')
+	if i < 0 {
 		return "", ""
 	}
-	return parts[1], parts[len(parts)-1]
+	j := strings.IndexByte(n[i+1:], '/')
+	if j < 0 { // fewer than 3 parts
+		return "", ""
+	}
+	return n[i+1 : i+1+j], n[strings.LastIndexByte(n, '/')+1:]
 }
 
 // RepoHost returns the host of a repository URL ("" when unusable).
@@ -73,5 +86,6 @@ func RepoHost(raw string) string {
 	if n == "" {
 		return ""
 	}
-	return strings.SplitN(n, "/", 2)[0]
+	host, _, _ := strings.Cut(n, "/")
+	return host
 }

@@ -40,6 +40,7 @@ import (
 	"strings"
 	"sync"
 	"time"
+	"unicode"
 	"unicode/utf8"
 )
 
@@ -602,8 +603,42 @@ func security(in Input, authPoints float64) Component {
 
 // NormalizeDescription lower-cases, folds whitespace and trims.
 func NormalizeDescription(s string) string {
-	return strings.Join(strings.Fields(strings.ToLower(s)), " ")
+	l := strings.ToLower(s)
+	if singleSpaced(l) {
+		return l // what Join(Fields(l), " ") gives, without splitting
+	}
+	return strings.Join(strings.Fields(l), " ")
 }
+
+// singleSpaced reports whether s has no leading or trailing white space
+// and no white space but single ' ' (unicode.IsSpace, as strings.Fields).
+func singleSpaced(s string) bool {
+	prevSpace := true // at the start, a space would be leading
+	for i := 0; i < len(s); {
+		c := s[i]
+		var space bool
+		if c < utf8.RuneSelf {
+			space = asciiSpace[c]
+			if space && c != ' ' {
+				return false
+			}
+			i++
+		} else {
+			r, n := utf8.DecodeRuneInString(s[i:])
+			if unicode.IsSpace(r) {
+				return false
+			}
+			i += n
+		}
+		if space && prevSpace {
+			return false
+		}
+		prevSpace = space
+	}
+	return !prevSpace || len(s) == 0
+}
+
+var asciiSpace = [utf8.RuneSelf]bool{'\t': true, '\n': true, '\v': true, '\f': true, '\r': true, ' ': true}
 
 // IsPlaceholder reports whether a description is empty or a template.
 func IsPlaceholder(desc string) bool {
