@@ -11,7 +11,10 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"net/http"
+	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/danielgtaylor/huma/v2"
@@ -52,6 +55,14 @@ type Options struct {
 	// Routes register further operations (trust records, incidents, …) that
 	// live beside the processors that feed them.
 	Routes []func(huma.API)
+	// Servers is the read model GET /v1/servers/{name} answers from. Nil:
+	// New makes one that loads on the first request and keeps itself
+	// current (ServerModel). Pass one to load it before serving.
+	Servers *ServerModel
+	// NoReadModel serves GET /v1/servers/{name} from the store on every
+	// request, as before the read model (a kill switch; the benchmark's
+	// comparison arm).
+	NoReadModel bool
 }
 
 // New returns the HTTP handler and the Huma API (for the OpenAPI document).
@@ -64,7 +75,13 @@ func New(o Options) (http.Handler, huma.API) {
 	cfg.Info.Description = "Trust and quality records for every server in the official MCP Registry: registry history, drift events and dead letters (walking skeleton)."
 	cfg.OpenAPIPath = "/openapi"
 	api := humago.New(mux, cfg)
-	h := &handlers{o: o}
+	h := &handlers{o: o, model: o.Servers}
+	if h.model == nil && !o.NoReadModel && o.Store != nil {
+		h.model = NewServerModel(o.Store, o.Log)
+	}
+	if o.NoReadModel {
+		h.model = nil
+	}
 	h.addRoutes(api)
 	h.addHealthRoutes(api)
 	for _, r := range o.Routes {
@@ -89,7 +106,10 @@ func withLimits(next http.Handler) http.Handler {
 	})
 }
 
-type handlers struct{ o Options }
+type handlers struct {
+	o     Options
+	model *ServerModel // nil: every lookup reads the store
+}
 
 func (h *handlers) readyz(w http.ResponseWriter, r *http.Request) {
 	ctx, cancel := context.WithTimeout(r.Context(), 2*time.Second)
@@ -232,6 +252,13 @@ func (h *handlers) addRoutes(api huma.API) {
 	huma.Register(api, huma.Operation{OperationID: "get-server", Method: http.MethodGet, Path: "/v1/servers/{name}", Summary: "Get a server",
 		Description: "The latest entry, every stored version and the drift events of one server.", Tags: []string{"servers"}},
 		func(ctx context.Context, in *nameInput) (*serverOutput, error) {
+			if e := h.model.lookup(in.Name); e != nil {
+				out := &serverOutput{}
+				out.Body.Server, out.Body.Versions, out.Body.Events = toServer(e.latest, true), e.versions, e.events
+				return out, nil
+			}
+			// Not in the model (not built yet, or a server that appeared
+			// after it was): the store answers, as it always did.
 			row, err := h.o.Store.GetServer(ctx, in.Name)
 			if errors.Is(err, store.ErrNotFound) {
 				return nil, huma.Error404NotFound("no server named " + in.Name + " (names are URL-encoded: io.github.owner%2Frepo)")
@@ -239,11 +266,11 @@ func (h *handlers) addRoutes(api huma.API) {
 			if err != nil {
 				return nil, h.internal("get server", err)
 			}
-			vers, err := h.o.Store.Versions(ctx, in.Name, 1000)
+			vers, err := h.o.Store.Versions(ctx, in.Name, maxServerVersions)
 			if err != nil {
 				return nil, h.internal("versions", err)
 			}
-			evs, err := h.o.Store.Events(ctx, store.EventQuery{Server: in.Name, Limit: 10000})
+			evs, err := h.o.Store.Events(ctx, store.EventQuery{Server: in.Name, Limit: maxServerEvents})
 			if err != nil {
 				return nil, h.internal("events", err)
 			}
@@ -251,8 +278,7 @@ func (h *handlers) addRoutes(api huma.API) {
 			out.Body.Server = toServer(row.Record, true)
 			out.Body.Versions = make([]VersionRow, 0, len(vers))
 			for _, v := range vers {
-				out.Body.Versions = append(out.Body.Versions, VersionRow{Version: v.Version, Status: v.Status, IsLatest: v.IsLatest, PublishedAt: optTime(v.PublishedAt),
-					ObservedAt: v.ObservedAt, ContentSHA256: v.ContentSHA256, Description: v.Description})
+				out.Body.Versions = append(out.Body.Versions, versionRow(v))
 			}
 			out.Body.Events = nonNil(evs)
 			return out, nil
@@ -397,4 +423,258 @@ func (h *handlers) internal(what string, err error) error {
 func DocumentRoutes() []func(huma.API) {
 	return []func(huma.API){TrustRoutes(TrustOptions{}), IncidentRoutes(IncidentOptions{}), BurstRoutes(BurstOptions{}),
 		ProvenanceRoutes(ProvenanceOptions{}), SearchRoutes(SearchOptions{}), ExportRoutes(ExportOptions{})}
+}
+
+// What GET /v1/servers/{name} returns at most (unchanged from the store path).
+const (
+	maxServerVersions = 1000
+	maxServerEvents   = 10000
+)
+
+func versionRow(v store.Record) VersionRow {
+	return VersionRow{Version: v.Version, Status: v.Status, IsLatest: v.IsLatest, PublishedAt: optTime(v.PublishedAt),
+		ObservedAt: v.ObservedAt, ContentSHA256: v.ContentSHA256, Description: v.Description}
+}
+
+// MaxModelServers bounds a read model: a registry (or publication) with more
+// servers than this is not held in memory, and its lookups read the store.
+// The model holds one latest entry (or record) per server.
+const MaxModelServers = 100_000
+
+// DefaultModelPoll is how often a read model asks the store whether it
+// changed (one cheap query), at most.
+const DefaultModelPoll = 2 * time.Second
+
+// readModel is a value built from the store and replaced whole through an
+// atomic pointer: get never blocks and never sees a half-built value. A get
+// whose last check is older than poll starts one background check; the
+// check compares the store's change marker with the built one and rebuilds
+// only when it moved. So staleness is bounded by poll plus one build, and an
+// idle process does no work.
+type readModel[T any] struct {
+	what  string
+	poll  time.Duration
+	mark  func(ctx context.Context) (string, error) // cheap change marker
+	build func(ctx context.Context) (*T, error)     // the whole model
+	log   *zap.Logger
+
+	cur     atomic.Pointer[T]
+	busy    atomic.Bool
+	next    atomic.Int64 // unix nanos: no background check before this
+	mu      sync.Mutex   // serializes refresh
+	curMark string       // guarded by mu
+}
+
+// get returns the current value (nil before the first build).
+func (m *readModel[T]) get() *T {
+	if time.Now().UnixNano() >= m.next.Load() && m.busy.CompareAndSwap(false, true) {
+		go func() {
+			defer m.busy.Store(false)
+			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
+			defer cancel()
+			if err := m.refresh(ctx); err != nil {
+				m.log.Warn("api: read model refresh failed; lookups read the store or the previous model", zap.String("model", m.what), zap.Error(err))
+			}
+		}()
+	}
+	return m.cur.Load()
+}
+
+// refresh rebuilds the value when the store's marker moved (or none is
+// built). The marker is read before the build, so a write racing the build
+// is picked up by the next check at worst.
+func (m *readModel[T]) refresh(ctx context.Context) error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	start := time.Now()
+	var err error
+	defer func() {
+		// Back off by the build time too, so a store that changes all the
+		// time (a replay) is rebuilt at most every poll + 3 builds; and by a
+		// minute after a failure, so a store that cannot be modelled is
+		// not asked (nor logged) on every poll.
+		wait := m.poll + 3*time.Since(start)
+		if err != nil {
+			wait = max(wait, time.Minute)
+		}
+		m.next.Store(time.Now().Add(wait).UnixNano())
+	}()
+	mk, err := m.mark(ctx)
+	if err != nil {
+		return fmt.Errorf("%s marker: %w", m.what, err)
+	}
+	if m.cur.Load() != nil && mk == m.curMark {
+		return nil
+	}
+	var v *T
+	if v, err = m.build(ctx); err != nil {
+		return fmt.Errorf("%s build: %w", m.what, err)
+	}
+	m.cur.Store(v)
+	m.curMark = mk
+	m.log.Debug("api: read model built", zap.String("model", m.what), zap.Duration("took", time.Since(start)))
+	return nil
+}
+
+// ServerModel is the in-memory read model of GET /v1/servers/{name}: per
+// server its latest entry, its versions (newest first, ≤ 1000) and its drift
+// events (oldest first, ≤ 10000), exactly what the three store queries of
+// the route return. It is built in three bulk SELECTs through store.Querier
+// (DuckDB's table layout); a store that is not a Querier, or whose tables
+// differ (ClickHouse), or more than MaxModelServers servers, gets no model
+// and the route reads the store per request as before. A name not in the
+// model (a server newer than the model) is read from the store too; an entry
+// in the model is at most DefaultModelPoll plus one build behind the store.
+type ServerModel struct {
+	m  readModel[serverModel]
+	ok bool // the store can be read in bulk
+}
+
+type serverModel struct{ byName map[string]*serverEntry }
+
+type serverEntry struct {
+	latest   store.Record // with the registry's server JSON
+	versions []VersionRow // shared by every response: never modified
+	events   []schema.DriftEvent
+}
+
+// NewServerModel returns a model of st's registry tables, built on first
+// use (or by Refresh).
+func NewServerModel(st Reader, log *zap.Logger) *ServerModel {
+	if log == nil {
+		log = zap.NewNop()
+	}
+	q, ok := st.(store.Querier)
+	sm := &ServerModel{ok: ok}
+	sm.m = readModel[serverModel]{what: "servers", poll: DefaultModelPoll, log: log,
+		mark:  func(ctx context.Context) (string, error) { return serverMarker(ctx, q) },
+		build: func(ctx context.Context) (*serverModel, error) { return buildServerModel(ctx, q) }}
+	return sm
+}
+
+// Refresh builds the model now when the store changed since the last build
+// (for a caller that wants it loaded before serving).
+func (sm *ServerModel) Refresh(ctx context.Context) error {
+	if sm == nil || !sm.ok {
+		return nil
+	}
+	return sm.m.refresh(ctx)
+}
+
+// Len is the number of servers in the current model (0 before a build).
+func (sm *ServerModel) Len() int {
+	if sm == nil {
+		return 0
+	}
+	if v := sm.m.cur.Load(); v != nil {
+		return len(v.byName)
+	}
+	return 0
+}
+
+func (sm *ServerModel) lookup(name string) *serverEntry {
+	if sm == nil || !sm.ok {
+		return nil
+	}
+	v := sm.m.get()
+	if v == nil {
+		return nil
+	}
+	return v.byName[name]
+}
+
+// serverMarker changes whenever a write the route can see lands: a new
+// record content, a latest-view move, an event or a snapshot.
+func serverMarker(ctx context.Context, q store.Querier) (string, error) {
+	_, rows, err := q.Query(ctx, `SELECT (SELECT count(*) FROM registry_records), (SELECT count(*) FROM drift_events),
+		(SELECT count(*) FROM snapshots), (SELECT count(*) FROM servers_latest), (SELECT max(observed_at) FROM servers_latest)`)
+	if err != nil {
+		return "", err
+	}
+	return fmt.Sprint(rows), nil
+}
+
+// buildServerModel reads the latest view, every record and every event in
+// the route's orders.
+func buildServerModel(ctx context.Context, q store.Querier) (*serverModel, error) {
+	_, n, err := q.Query(ctx, `SELECT count(*) FROM servers_latest`)
+	if err != nil {
+		return nil, err
+	}
+	if len(n) == 1 && len(n[0]) == 1 {
+		if c, ok := n[0][0].(int64); ok && c > MaxModelServers {
+			return nil, fmt.Errorf("%d servers: over MaxModelServers (%d); lookups read the store", c, MaxModelServers)
+		}
+	}
+	_, latest, err := q.Query(ctx, `SELECT name, version, content_sha256, namespace, observed_at, snapshot_id, status, is_latest,
+		published_at, updated_at, description, title, server FROM servers_latest`)
+	if err != nil {
+		return nil, err
+	}
+	m := &serverModel{byName: make(map[string]*serverEntry, len(latest))}
+	for _, r := range latest {
+		var rec store.Record
+		if err := scanRow(r, &rec.Name, &rec.Version, &rec.ContentSHA256, &rec.Namespace, &rec.ObservedAt, &rec.SnapshotID, &rec.Status,
+			&rec.IsLatest, &rec.PublishedAt, &rec.UpdatedAt, &rec.Description, &rec.Title, &rec.Server); err != nil {
+			return nil, fmt.Errorf("servers_latest: %w", err)
+		}
+		m.byName[rec.Name] = &serverEntry{latest: rec, versions: []VersionRow{}, events: []schema.DriftEvent{}}
+	}
+	latest = nil
+	_, vers, err := q.Query(ctx, `SELECT name, version, content_sha256, observed_at, status, is_latest, published_at, description
+		FROM registry_records ORDER BY name, observed_at DESC, version DESC, content_sha256 DESC`)
+	if err != nil {
+		return nil, err
+	}
+	for _, r := range vers {
+		var name string
+		var v store.Record
+		if err := scanRow(r, &name, &v.Version, &v.ContentSHA256, &v.ObservedAt, &v.Status, &v.IsLatest, &v.PublishedAt, &v.Description); err != nil {
+			return nil, fmt.Errorf("registry_records: %w", err)
+		}
+		if e := m.byName[name]; e != nil && len(e.versions) < maxServerVersions {
+			e.versions = append(e.versions, versionRow(v))
+		}
+	}
+	vers = nil
+	_, evs, err := q.Query(ctx, `SELECT id, server, namespace, kind, version, before, after, observed_at, version_bump, snapshot_id
+		FROM drift_events ORDER BY server, observed_at, id`)
+	if err != nil {
+		return nil, err
+	}
+	for _, r := range evs {
+		var e schema.DriftEvent
+		if err := scanRow(r, &e.ID, &e.Server, &e.Namespace, &e.Kind, &e.Version, &e.Before, &e.After, &e.ObservedAt, &e.VersionBump, &e.SnapshotID); err != nil {
+			return nil, fmt.Errorf("drift_events: %w", err)
+		}
+		if s := m.byName[e.Server]; s != nil && len(s.events) < maxServerEvents {
+			s.events = append(s.events, e)
+		}
+	}
+	return m, nil
+}
+
+// scanRow copies one row of store.Querier values into typed destinations
+// (*string, *bool, *time.Time — the latter as UTC, as the store's scans do).
+func scanRow(row []any, dst ...any) error {
+	if len(row) != len(dst) {
+		return fmt.Errorf("%d columns, want %d", len(row), len(dst))
+	}
+	for i, d := range dst {
+		ok := false
+		switch d := d.(type) {
+		case *string:
+			*d, ok = row[i].(string)
+		case *bool:
+			*d, ok = row[i].(bool)
+		case *time.Time:
+			var t time.Time
+			t, ok = row[i].(time.Time)
+			*d = t.UTC()
+		}
+		if !ok {
+			return fmt.Errorf("column %d: %T", i, row[i])
+		}
+	}
+	return nil
 }

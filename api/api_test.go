@@ -299,3 +299,65 @@ func TestHealthRoute(t *testing.T) {
 	}
 	get(t, srv, "/v1/servers/"+url.PathEscape("io.example/nope")+"/health", 404, nil)
 }
+
+// TestServerReadModelMatchesTheStore pins the read model of GET
+// /v1/servers/{name} to the store path it replaces: byte-identical bodies
+// for every server, 404 for an unknown name, and a write after the build is
+// served (from the store while the model does not know the name, from the
+// model once rebuilt).
+func TestServerReadModelMatchesTheStore(t *testing.T) {
+	ctx := context.Background()
+	s := loadedStore(t)
+	model := api.NewServerModel(s, nil)
+	if err := model.Refresh(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if model.Len() != 595 {
+		t.Fatalf("model holds %d servers, want 595", model.Len())
+	}
+	// In-process requests: one Host, so the bodies' $schema links agree.
+	fromModel, _ := api.New(api.Options{Store: s, Servers: model})
+	fromStore, _ := api.New(api.Options{Store: s, NoReadModel: true})
+	names, err := s.ListServers(ctx, store.ListQuery{Limit: 1000})
+	if err != nil {
+		t.Fatal(err)
+	}
+	same := func(name string, status int) {
+		t.Helper()
+		p := "/v1/servers/" + url.PathEscape(name)
+		ca, a := call(t, fromModel, http.MethodGet, p, "", "", nil)
+		cb, b := call(t, fromStore, http.MethodGet, p, "", "", nil)
+		if ca != status || cb != status || a != b {
+			t.Fatalf("%s: the model answers %d\n%s\nthe store %d\n%s", name, ca, a, cb, b)
+		}
+	}
+	for _, n := range names {
+		same(n.Name, 200)
+	}
+	same("io.example/does-not-exist", 404)
+
+	// A server and an event written after the build.
+	at := time.Date(2025, 10, 10, 0, 0, 0, 0, time.UTC)
+	rec := names[0].Record
+	rec.Name, rec.Version, rec.ContentSHA256, rec.ObservedAt = "io.example/late", "1.0.0", "late", at
+	rec.Server = `{"name":"io.example/late","version":"1.0.0"}`
+	ev := schema.DriftEvent{ID: "late-1", Server: names[1].Name, Namespace: names[1].Namespace, Kind: schema.KindTitleChanged, ObservedAt: at}
+	if err := s.InsertRecords(ctx, []store.Record{rec}); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.InsertEvents(ctx, []schema.DriftEvent{ev}); err != nil {
+		t.Fatal(err)
+	}
+	same(rec.Name, 200) // not in the model: the store answers
+	if err := model.Refresh(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if model.Len() != 596 {
+		t.Fatalf("rebuilt model holds %d servers, want 596", model.Len())
+	}
+	same(rec.Name, 200)
+	same(names[1].Name, 200)
+	if _, body := call(t, fromModel, http.MethodGet, "/v1/servers/"+url.PathEscape(names[1].Name), "", "", nil); !strings.Contains(body, `"late-1"`) {
+		t.Errorf("the rebuilt model misses the new event: %s", body)
+	}
+}

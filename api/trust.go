@@ -7,6 +7,7 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"net/http"
 	"strings"
 	"time"
@@ -52,6 +53,14 @@ type TrustOptions struct {
 	// Empty: the approve route answers 503.
 	Tokens map[string]string
 	Log    *zap.Logger
+	// Model is the read model GET /v1/servers/{name}/trust answers from.
+	// Nil: TrustRoutes makes one that loads on the first request and
+	// follows the newest publication (TrustModel). Pass one to load it
+	// before serving.
+	Model *TrustModel
+	// NoReadModel reads the store on every trust lookup, as before the
+	// read model (a kill switch; the benchmark's comparison arm).
+	NoReadModel bool
 }
 
 // TrustRoutes registers the trust-record API (SPEC §5): records, inclusion
@@ -63,11 +72,151 @@ func TrustRoutes(o TrustOptions) func(huma.API) {
 	if o.Now == nil {
 		o.Now = time.Now
 	}
+	if o.NoReadModel {
+		o.Model = nil
+	} else if o.Model == nil && o.Store != nil {
+		o.Model = NewTrustModel(o.Store, o.Log)
+	}
 	t := &trustHandlers{o: o}
 	return t.register
 }
 
 type trustHandlers struct{ o TrustOptions }
+
+// TrustModel is the in-memory read model of GET /v1/servers/{name}/trust:
+// the newest publication's records by server, each with its review hold
+// parsed and, when held, the previous publication's record it falls back
+// to. It follows the newest publication id (one cheap query per
+// DefaultModelPoll at most, from a request, in the background) and is
+// swapped whole. A server the newest publication does not hold is read from
+// the store (LatestTrustRecord: it may be in an older one). Approvals of
+// held records are still read per request (they are rare and change at any
+// time); the hold's end is still checked against the clock per request.
+// Memory: one publication's records (and the held ones' previous records);
+// a publication of more than MaxModelServers records is not modelled.
+type TrustModel struct{ m readModel[trustModel] }
+
+type trustModel struct {
+	publicationID string
+	byServer      map[string]*trustEntry
+}
+
+// trustEntry is what the route needs of one server's record.
+type trustEntry struct {
+	rec    store.TrustRecord
+	review *scorer.ReviewPending // the hold, nil when none
+	prev   *store.TrustRecord    // held: the previous publication's record, nil when it holds none
+}
+
+// NewTrustModel returns a model of st's newest publication, built on first
+// use (or by Refresh).
+func NewTrustModel(st TrustReader, log *zap.Logger) *TrustModel {
+	if log == nil {
+		log = zap.NewNop()
+	}
+	tm := &TrustModel{}
+	tm.m = readModel[trustModel]{what: "trust", poll: DefaultModelPoll, log: log,
+		mark: func(ctx context.Context) (string, error) {
+			ps, err := st.Publications(ctx, 1)
+			if err != nil || len(ps) == 0 {
+				return "", err
+			}
+			return ps[0].ID, nil
+		},
+		build: func(ctx context.Context) (*trustModel, error) { return buildTrustModel(ctx, st) }}
+	return tm
+}
+
+// Refresh builds the model now when a newer publication landed.
+func (tm *TrustModel) Refresh(ctx context.Context) error {
+	if tm == nil {
+		return nil
+	}
+	return tm.m.refresh(ctx)
+}
+
+// Len is the number of records in the current model.
+func (tm *TrustModel) Len() int {
+	if tm == nil {
+		return 0
+	}
+	if v := tm.m.cur.Load(); v != nil {
+		return len(v.byServer)
+	}
+	return 0
+}
+
+func (tm *TrustModel) lookup(server string) *trustEntry {
+	if tm == nil {
+		return nil
+	}
+	v := tm.m.get()
+	if v == nil {
+		return nil
+	}
+	return v.byServer[server]
+}
+
+// reviewOf parses a record's review hold; records without the key are not
+// decoded at all (the common case, and a record is kilobytes).
+func reviewOf(record string) *scorer.ReviewPending {
+	if !strings.Contains(record, `"review_pending"`) {
+		return nil
+	}
+	var held struct {
+		Review *scorer.ReviewPending `json:"review_pending"`
+	}
+	if json.Unmarshal([]byte(record), &held) != nil {
+		return nil
+	}
+	return held.Review
+}
+
+func buildTrustModel(ctx context.Context, st TrustReader) (*trustModel, error) {
+	ps, err := st.Publications(ctx, 1)
+	if err != nil {
+		return nil, err
+	}
+	m := &trustModel{byServer: map[string]*trustEntry{}}
+	if len(ps) == 0 {
+		return m, nil
+	}
+	m.publicationID = ps[0].ID
+	if ps[0].RecordCount > MaxModelServers {
+		return nil, fmt.Errorf("publication %s: %d records, over MaxModelServers (%d); lookups read the store", ps[0].ID, ps[0].RecordCount, MaxModelServers)
+	}
+	recs, err := st.PublicationRecords(ctx, m.publicationID)
+	if err != nil {
+		return nil, err
+	}
+	prevOf := map[string][]*trustEntry{} // previous publication id → held entries
+	for _, r := range recs {
+		e := &trustEntry{rec: r, review: reviewOf(r.Record)}
+		m.byServer[r.Server] = e
+		if e.review != nil {
+			prevOf[e.review.PreviousPublicationID] = append(prevOf[e.review.PreviousPublicationID], e)
+		}
+	}
+	for id, held := range prevOf {
+		prevs, err := st.PublicationRecords(ctx, id)
+		if err != nil {
+			return nil, fmt.Errorf("previous records: %w", err)
+		}
+		by := make(map[string]int, len(prevs))
+		for i, p := range prevs {
+			if _, dup := by[p.Server]; !dup {
+				by[p.Server] = i
+			}
+		}
+		for _, e := range held {
+			if i, ok := by[e.rec.Server]; ok {
+				p := prevs[i]
+				e.prev = &p
+			}
+		}
+	}
+	return m, nil
+}
 
 func (t *trustHandlers) internal(what string, err error) error {
 	t.o.Log.Error("api: trust read failed", zap.String("what", what), zap.Error(err))
@@ -225,19 +374,24 @@ func (t *trustHandlers) register(api huma.API) {
 			if t.o.Store == nil {
 				return nil, t.noStore()
 			}
-			rec, err := t.o.Store.LatestTrustRecord(ctx, in.Name)
-			if errors.Is(err, store.ErrNotFound) {
-				return nil, huma.Error404NotFound("no published record for " + in.Name + " (names are URL-encoded: io.github.owner%2Frepo)")
+			e := t.o.Model.lookup(in.Name)
+			fromStore := e == nil
+			if fromStore {
+				// Not in the newest publication (or no model yet): the
+				// store finds the newest publication holding it.
+				rec, err := t.o.Store.LatestTrustRecord(ctx, in.Name)
+				if errors.Is(err, store.ErrNotFound) {
+					return nil, huma.Error404NotFound("no published record for " + in.Name + " (names are URL-encoded: io.github.owner%2Frepo)")
+				}
+				if err != nil {
+					return nil, t.internal("trust record", err)
+				}
+				e = &trustEntry{rec: rec, review: reviewOf(rec.Record)}
 			}
-			if err != nil {
-				return nil, t.internal("trust record", err)
-			}
+			rec := e.rec
 			out := &trustOutput{}
 			out.Body.Server, out.Body.PublicationID, out.Body.Record = rec.Server, rec.PublicationID, json.RawMessage(rec.Record)
-			var held struct {
-				Review *scorer.ReviewPending `json:"review_pending"`
-			}
-			if json.Unmarshal([]byte(rec.Record), &held) == nil && held.Review != nil && held.Review.Until.After(t.o.Now()) {
+			if e.review != nil && e.review.Until.After(t.o.Now()) {
 				if t.o.Reviews != nil {
 					a, err := t.o.Reviews.ReviewApproval(ctx, rec.Server, rec.PublicationID)
 					if err == nil {
@@ -249,16 +403,22 @@ func (t *trustHandlers) register(api huma.API) {
 						return nil, t.internal("review approval", err)
 					}
 				}
-				prevs, err := t.o.Store.PublicationRecords(ctx, held.Review.PreviousPublicationID)
-				if err != nil {
-					return nil, t.internal("previous record", err)
-				}
-				for _, p := range prevs {
-					if p.Server == rec.Server {
-						out.Body.Held, out.Body.Pending = true, out.Body.Record
-						out.Body.PublicationID, out.Body.Record = p.PublicationID, json.RawMessage(p.Record)
-						break
+				prev := e.prev
+				if fromStore {
+					prevs, err := t.o.Store.PublicationRecords(ctx, e.review.PreviousPublicationID)
+					if err != nil {
+						return nil, t.internal("previous record", err)
 					}
+					for i := range prevs {
+						if prevs[i].Server == rec.Server {
+							prev = &prevs[i]
+							break
+						}
+					}
+				}
+				if prev != nil {
+					out.Body.Held, out.Body.Pending = true, out.Body.Record
+					out.Body.PublicationID, out.Body.Record = prev.PublicationID, json.RawMessage(prev.Record)
 				}
 			}
 			return out, nil

@@ -421,3 +421,72 @@ func TestReviewApproval(t *testing.T) {
 		t.Errorf("approve again: %+v", again)
 	}
 }
+
+// TestTrustReadModelMatchesTheStore pins the read model of GET
+// /v1/servers/{name}/trust to the store path it replaces: byte-identical
+// bodies for every record of a scored publication and for a held record
+// during its hold, after it, and once approved; 404 for an unknown name.
+func TestTrustReadModelMatchesTheStore(t *testing.T) {
+	ctx := context.Background()
+	s, err := duckdb.Open(ctx, filepath.Join(t.TempDir(), "api.duckdb"), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	if err := s.Migrate(ctx); err != nil {
+		t.Fatal(err)
+	}
+	g := scorer.Generate(30, 5, trustAt)
+	meta := scorer.Meta{PublicationID: scorer.PublicationID(trustAt), ComputedAt: trustAt}
+	sealed, err := scorer.Seal(scorer.Compute(g.Inputs, g.Sources, meta, nil), meta, ed25519.NewKeyFromSeed(bytes.Repeat([]byte{3}, 32)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := scorer.Store(ctx, s, nil, sealed); err != nil {
+		t.Fatal(err)
+	}
+	held, name, _, _ := heldStore(t)
+	tests := []struct {
+		name  string
+		st    *duckdb.Store
+		now   time.Time
+		paths []string
+		admit bool // approve the held record first
+	}{
+		{"every record of a publication", s, trustAt, nil, false},
+		{"held, during the hold", held, trustAt.Add(time.Hour), []string{name}, false},
+		{"held, after the hold", held, trustAt.Add(25 * time.Hour), []string{name}, false},
+		{"held and approved", held, trustAt.Add(time.Hour), []string{name}, true},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			paths := tc.paths
+			if paths == nil {
+				for _, r := range sealed.Records {
+					paths = append(paths, r.Server)
+				}
+			}
+			paths = append(paths, "nobody/here")
+			if tc.admit {
+				if err := tc.st.InsertReviewApproval(ctx, store.ReviewApproval{Server: name, PublicationID: "p1", Who: "ops", Reason: "ok", ApprovedAt: trustAt}); err != nil {
+					t.Fatal(err)
+				}
+			}
+			model := api.NewTrustModel(tc.st, nil)
+			if err := model.Refresh(ctx); err != nil {
+				t.Fatal(err)
+			}
+			now := func() time.Time { return tc.now }
+			fromModel, _ := api.New(api.Options{Store: tc.st, NoReadModel: true, Routes: []func(huma.API){api.TrustRoutes(api.TrustOptions{Store: tc.st, Reviews: tc.st, Now: now, Model: model})}})
+			fromStore, _ := api.New(api.Options{Store: tc.st, NoReadModel: true, Routes: []func(huma.API){api.TrustRoutes(api.TrustOptions{Store: tc.st, Reviews: tc.st, Now: now, NoReadModel: true})}})
+			for _, n := range paths {
+				p := "/v1/servers/" + url.PathEscape(n) + "/trust"
+				ca, a := call(t, fromModel, http.MethodGet, p, "", "", nil)
+				cb, b := call(t, fromStore, http.MethodGet, p, "", "", nil)
+				if ca != cb || a != b {
+					t.Fatalf("%s: the model answers %d\n%s\nthe store %d\n%s", n, ca, a, cb, b)
+				}
+			}
+		})
+	}
+}

@@ -117,7 +117,10 @@ func NewWriter(brokers []string, log *zap.Logger) *kafka.Writer {
 		Addr:         kafka.TCP(brokers...),
 		Balancer:     &kafka.Hash{},
 		RequiredAcks: kafka.RequireAll,
-		BatchSize:    1000,
+		// Batches are bounded by BatchBytes: a count of 10,000 lets small
+		// messages (drift events, health checks) fill a request instead of
+		// paying one broker round trip (and, embedded, one fsync) per 1,000.
+		BatchSize: 10_000,
 		// One record batch must fit the broker's message.max.bytes (1 MiB by
 		// default in Kafka and kfake); entries are bounded at 256 KiB.
 		BatchBytes:   1 << 20,
@@ -129,6 +132,12 @@ func NewWriter(brokers []string, log *zap.Logger) *kafka.Writer {
 
 // NewReader returns a group consumer on topics that starts at the oldest
 // offset when the group has none. Offsets are committed only explicitly.
+//
+// A fetch asks for at most 4 MiB per partition: the broker builds each
+// response in memory, and with the embedded broker (`forum run`) that is
+// this process' heap, once per partition per group; 4 MiB is four of the
+// largest record batch NewWriter makes (Kafka returns an over-sized first
+// batch anyway, so no message is too big to fetch).
 func NewReader(brokers []string, group string, topics []string, log *zap.Logger) *kafka.Reader {
 	return kafka.NewReader(kafka.ReaderConfig{
 		Brokers:               brokers,
@@ -136,7 +145,7 @@ func NewReader(brokers []string, group string, topics []string, log *zap.Logger)
 		GroupTopics:           topics,
 		StartOffset:           kafka.FirstOffset,
 		MinBytes:              1,
-		MaxBytes:              32 << 20,
+		MaxBytes:              4 << 20, // see the doc comment
 		MaxWait:               200 * time.Millisecond,
 		ReadBatchTimeout:      2 * time.Second,
 		CommitInterval:        0, // synchronous commits: we commit after the sink
@@ -209,31 +218,76 @@ func Consume(ctx context.Context, cfg ConsumeConfig, h Handler) error {
 	return nil
 }
 
+// consumeOnce reads one batch ahead: while h stores batch n, a goroutine
+// already fetches batch n+1, so the fetch and fill time overlaps the sink's
+// work instead of adding to it. Delivery is unchanged: offsets are committed
+// in order, each only after h returned nil for its batch, and on any error
+// the read-ahead batch is dropped uncommitted with the reader, so it is
+// delivered again from the last commit.
 func consumeOnce(ctx context.Context, cfg ConsumeConfig, h Handler, log *zap.Logger) error {
 	r := NewReader(cfg.Brokers, cfg.Group, cfg.Topics, log)
 	defer r.Close()
-	for {
-		first, err := r.FetchMessage(ctx)
-		if err != nil {
-			return fmt.Errorf("fetch: %w", err)
-		}
-		batch := []kafka.Message{first}
-		fill, cancel := context.WithTimeout(ctx, cfg.MaxWait)
-		for len(batch) < cfg.MaxBatch {
-			m, err := r.FetchMessage(fill)
-			if err != nil {
-				break
+	fctx, cancel := context.WithCancel(ctx)
+	type fetched struct {
+		batch []kafka.Message
+		err   error
+	}
+	next := make(chan fetched, 1) // one batch ahead, not more: bounded memory
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		for {
+			b, err := fetchBatch(fctx, r, cfg.MaxBatch, cfg.MaxWait)
+			select {
+			case next <- fetched{b, err}:
+			case <-fctx.Done():
+				return
 			}
-			batch = append(batch, m)
+			if err != nil {
+				return
+			}
 		}
-		cancel()
-		if err := h(ctx, batch); err != nil {
+	}()
+	// The fetcher must be gone before the reader closes.
+	defer func() { cancel(); <-done }()
+	for {
+		var f fetched
+		select {
+		case f = <-next:
+		case <-ctx.Done():
+			return fmt.Errorf("fetch: %w", ctx.Err())
+		}
+		if f.err != nil {
+			return fmt.Errorf("fetch: %w", f.err)
+		}
+		if err := h(ctx, f.batch); err != nil {
 			return fmt.Errorf("handler: %w", err)
 		}
-		if err := r.CommitMessages(ctx, batch...); err != nil {
+		if err := r.CommitMessages(ctx, f.batch...); err != nil {
 			return fmt.Errorf("commit: %w", err)
 		}
 	}
+}
+
+// fetchBatch blocks for one message, then takes what else arrives within
+// maxWait, up to maxBatch messages.
+func fetchBatch(ctx context.Context, r *kafka.Reader, maxBatch int, maxWait time.Duration) ([]kafka.Message, error) {
+	first, err := r.FetchMessage(ctx)
+	if err != nil {
+		return nil, err
+	}
+	batch := make([]kafka.Message, 1, min(maxBatch, 1024))
+	batch[0] = first
+	fill, cancel := context.WithTimeout(ctx, maxWait)
+	defer cancel()
+	for len(batch) < maxBatch {
+		m, err := r.FetchMessage(fill)
+		if err != nil {
+			break
+		}
+		batch = append(batch, m)
+	}
+	return batch, nil
 }
 
 // Lag returns, for group on topics, the number of messages not yet committed

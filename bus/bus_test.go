@@ -107,3 +107,86 @@ func waitLag(t *testing.T, ctx context.Context, addrs []string, want int64) {
 	}
 	t.Fatalf("lag = %d (err %v), want %d", lag, err, want)
 }
+
+// TestConsumeRedeliversAfterHandlerError: a batch whose handler fails is not
+// committed, and neither is the batch read ahead while it ran: both come
+// again from the last commit, so every message is stored once the handler
+// succeeds, and the group's lag ends at 0.
+func TestConsumeRedeliversAfterHandlerError(t *testing.T) {
+	log := zaptest.NewLogger(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	b, err := bus.StartEmbedded(t.TempDir(), 0, log)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b.Close()
+	if err := bus.EnsureTopics(ctx, b.Addrs(), []bus.TopicSpec{{Name: "t1", Partitions: 3}}, log); err != nil {
+		t.Fatal(err)
+	}
+	w := bus.NewWriter(b.Addrs(), log)
+	var msgs []kafka.Message
+	for i := range 500 {
+		msgs = append(msgs, kafka.Message{Topic: "t1", Key: []byte(fmt.Sprintf("k%d", i%7)), Value: []byte(fmt.Sprint(i))})
+	}
+	if err := w.WriteMessages(ctx, msgs...); err != nil {
+		t.Fatal(err)
+	}
+	w.Close()
+
+	var mu sync.Mutex
+	calls := 0
+	failed := map[string]bool{}
+	stored := map[string]int{}
+	cctx, ccancel := context.WithCancel(ctx)
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		_ = bus.Consume(cctx, bus.ConsumeConfig{Brokers: b.Addrs(), Group: "g", Topics: []string{"t1"}, MaxBatch: 50, MaxWait: 20 * time.Millisecond, Log: log},
+			func(_ context.Context, ms []kafka.Message) error {
+				mu.Lock()
+				defer mu.Unlock()
+				calls++
+				if calls <= 2 {
+					for _, m := range ms {
+						failed[string(m.Value)] = true
+					}
+					return fmt.Errorf("store unavailable (call %d)", calls)
+				}
+				for _, m := range ms {
+					stored[string(m.Value)]++
+				}
+				if len(stored) == 500 {
+					go ccancel()
+				}
+				return nil
+			})
+	}()
+	select {
+	case <-done:
+	case <-time.After(45 * time.Second):
+		ccancel()
+		<-done
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if len(stored) != 500 {
+		t.Fatalf("stored %d distinct messages, want 500", len(stored))
+	}
+	if len(failed) == 0 {
+		t.Fatal("the handler never failed")
+	}
+	for v := range failed {
+		if stored[v] == 0 {
+			t.Errorf("message %s of a failed batch was never stored again", v)
+		}
+	}
+	var lag int64
+	for range 50 {
+		if lag, err = bus.Lag(ctx, b.Addrs(), "g", []string{"t1"}); err == nil && lag == 0 {
+			return
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	t.Fatalf("lag = %d (err %v), want 0", lag, err)
+}

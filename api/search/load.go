@@ -58,6 +58,19 @@ func LoadDocs(ctx context.Context, src Source, publicationID string) ([]Doc, err
 		}
 		cursor = page[len(page)-1].Name
 	}
+	// One bulk health read when the store offers it: per-server reads cost
+	// ~10 ms each on DuckDB and ~80 ms on ClickHouse, minutes at 50k.
+	var bulk map[string][]store.HealthCheck
+	if b, ok := src.(store.BulkHealthReader); ok {
+		all, err := b.LatestHealthAll(ctx)
+		if err != nil {
+			return nil, fmt.Errorf("latest health: %w", err)
+		}
+		bulk = make(map[string][]store.HealthCheck)
+		for _, hc := range all {
+			bulk[hc.Server] = append(bulk[hc.Server], hc)
+		}
+	}
 	docs := make([]Doc, 0, len(recs))
 	for _, tr := range recs {
 		var r scorer.Record
@@ -66,9 +79,12 @@ func LoadDocs(ctx context.Context, src Source, publicationID string) ([]Doc, err
 		}
 		var tools []string
 		if len(r.Health) > 0 {
-			checks, err := src.LatestHealth(ctx, r.Server)
-			if err != nil {
-				return nil, fmt.Errorf("health of %s: %w", r.Server, err)
+			checks := bulk[r.Server]
+			if bulk == nil {
+				var err error
+				if checks, err = src.LatestHealth(ctx, r.Server); err != nil {
+					return nil, fmt.Errorf("health of %s: %w", r.Server, err)
+				}
 			}
 			for _, hc := range checks {
 				var c probe.Check

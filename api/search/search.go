@@ -14,6 +14,14 @@
 // pointer, so a new publication is indexed beside the old one and swapped in
 // without blocking a query (the old one is closed after a grace period).
 //
+// Serving: a query does not run FTS5 per request. bm25 of an OR query is the
+// sum of its terms' single-term bm25 (bit for bit, in query order), so each
+// term's postings — rows, their bm25 share, and the rows holding it in name
+// or title — are read from FTS5 once per snapshot and cached (bounded; the
+// PrewarmTerms most frequent words at Build), and a query sums them in Go.
+// Search equals the per-request SQL ranking it replaced (searchSQL, kept as
+// the reference a test compares it with).
+//
 // Final rank (SPEC §6): 0.5·relevance + 0.15·coverage + 0.25·ns_match +
 // 0.3·score/100, then × toolfinder.RankMultiplier (flagged × 0.5, last check
 // unreachable or handshake_failed × 0.85). relevance = this row's −bm25 over
@@ -124,6 +132,18 @@ type Snapshot struct {
 	pin           *sql.Conn // keeps the in-memory database alive
 	docs          []Doc     // rowid-1
 	byName        map[string]int
+	meta          []docMeta        // rowid-1: what the rank reads, contiguous
+	labelSeq      []int32          // the docs' namespace labels as ids, meta[i].labels indexes it
+	labelIDs      map[string]int32 // namespace label → id
+	terms         termCache
+}
+
+// docMeta is what the final rank reads of a document, precomputed: a
+// query ranks up to MaxCandidates of them.
+type docMeta struct {
+	score  float64  // the Toolfinder score, as float64(Doc.Score)
+	mult   float64  // toolfinder.RankMultiplier of the doc
+	labels [2]int32 // labelSeq[labels[0]:labels[1]] are its namespace labels
 }
 
 var memSeq atomic.Int64
@@ -142,7 +162,7 @@ func Build(ctx context.Context, publicationID string, docs []Doc) (*Snapshot, er
 		db.Close()
 		return nil, fmt.Errorf("search index: %w", err)
 	}
-	s := &Snapshot{PublicationID: publicationID, BuiltAt: time.Now().UTC(), db: db, pin: pin, byName: map[string]int{}}
+	s := &Snapshot{PublicationID: publicationID, BuiltAt: time.Now().UTC(), db: db, pin: pin, byName: map[string]int{}, labelIDs: map[string]int32{}}
 	fail := func(err error) (*Snapshot, error) { s.Close(); return nil, fmt.Errorf("search index: %w", err) }
 	if _, err := pin.ExecContext(ctx, `CREATE VIRTUAL TABLE docs USING fts5(name, title, description, tools, categories, tokenize='porter unicode61')`); err != nil {
 		return fail(err)
@@ -163,6 +183,18 @@ func Build(ctx context.Context, publicationID string, docs []Doc) (*Snapshot, er
 			continue
 		}
 		s.docs = append(s.docs, d)
+		m := docMeta{score: float64(d.Score), mult: toolfinder.RankMultiplier(len(d.Flags) > 0, d.LastOutcome)}
+		m.labels[0] = int32(len(s.labelSeq))
+		for _, l := range NamespaceLabels(d.Name) {
+			id, ok := s.labelIDs[l]
+			if !ok {
+				id = int32(len(s.labelIDs))
+				s.labelIDs[l] = id
+			}
+			s.labelSeq = append(s.labelSeq, id)
+		}
+		m.labels[1] = int32(len(s.labelSeq))
+		s.meta = append(s.meta, m)
 		id := len(s.docs)
 		s.byName[d.Name] = id - 1
 		if _, err := stmt.ExecContext(ctx, id, d.Name, d.Title, d.Description, strings.Join(d.Tools, "\n"), strings.Join(d.Categories, " ")); err != nil {
@@ -174,7 +206,50 @@ func Build(ctx context.Context, publicationID string, docs []Doc) (*Snapshot, er
 	if err := tx.Commit(); err != nil {
 		return fail(err)
 	}
+	for _, t := range frequentWords(s.docs, PrewarmTerms) {
+		if _, err := s.postings(ctx, t); err != nil {
+			return fail(err)
+		}
+	}
 	return s, nil
+}
+
+// PrewarmTerms is how many of the most frequent words Build reads the
+// postings of, so that the first query naming one does not pay for it: a
+// word in thousands of servers costs tens of milliseconds to read from FTS5
+// (bm25 of every row holding it), a rare one almost nothing.
+const PrewarmTerms = 512
+
+// frequentWords returns up to n words (as ParseQuery splits them) held by
+// the most documents, at least 50 each; ties by word.
+func frequentWords(docs []Doc, n int) []string {
+	df := map[string]int{}
+	seen := map[string]bool{}
+	split := func(r rune) bool { return !unicode.IsLetter(r) && !unicode.IsDigit(r) }
+	for _, d := range docs {
+		clear(seen)
+		for _, f := range []string{d.Name, d.Title, d.Description, strings.Join(d.Tools, " "), strings.Join(d.Categories, " ")} {
+			for _, w := range strings.FieldsFunc(strings.ToLower(f), split) {
+				if len(w) <= MaxTermBytes && !seen[w] {
+					seen[w] = true
+					df[w]++
+				}
+			}
+		}
+	}
+	var words []string
+	for w, c := range df {
+		if c >= 50 {
+			words = append(words, w)
+		}
+	}
+	sort.Slice(words, func(i, j int) bool {
+		if df[words[i]] != df[words[j]] {
+			return df[words[i]] > df[words[j]]
+		}
+		return words[i] < words[j]
+	})
+	return words[:min(n, len(words))]
 }
 
 // Close releases the snapshot's database.
@@ -248,9 +323,10 @@ func NamespaceLabels(name string) []string {
 	return out
 }
 
-// Search ranks the matches of q; sponsors are the campaign's server names in
-// its order (toolfinder.Sponsored picks at most one, score ≥ 50).
-func (s *Snapshot) Search(ctx context.Context, q string, limit int, sponsors []string) (Response, error) {
+// searchSQL is Search as first written: the OR query ranked by FTS5, then
+// one name/title query per term. Search must return exactly what it
+// returns (a test compares them); it is kept as that reference.
+func (s *Snapshot) searchSQL(ctx context.Context, q string, limit int, sponsors []string) (Response, error) {
 	terms, err := ParseQuery(q)
 	if err != nil {
 		return Response{}, err
@@ -403,4 +479,398 @@ func (x *Index) Search(ctx context.Context, q string, limit int, sponsors []stri
 		return Response{}, ErrNotReady
 	}
 	return s.Search(ctx, q, limit, sponsors)
+}
+
+// Search ranks the matches of q; sponsors are the campaign's server names in
+// its order (toolfinder.Sponsored picks at most one, score ≥ 50).
+//
+// It answers what one FTS5 query "t1 OR t2 …" ranked by bm25 would, without
+// running it per request: FTS5's bm25 of an OR of phrases is, bit for bit,
+// 0 + c1 + c2 + … over the phrases in query order, where ci is the bm25 of
+// the single-phrase query for the row (0 when the row lacks it; IDF and
+// average length do not depend on the other phrases). So each term's
+// postings (rowid, ci) and its name/title rows are read from FTS5 once per
+// snapshot and cached (termCache); a query sums, keeps the MaxCandidates
+// best (bm25, then rowid, as ORDER BY b, rowid LIMIT did), and ranks those.
+func (s *Snapshot) Search(ctx context.Context, q string, limit int, sponsors []string) (Response, error) {
+	terms, err := ParseQuery(q)
+	if err != nil {
+		return Response{}, err
+	}
+	if limit <= 0 {
+		limit = DefaultLimit
+	}
+	if limit > MaxLimit {
+		limit = MaxLimit
+	}
+	posts := make([]*termPostings, len(terms))
+	for i, t := range terms {
+		if posts[i], err = s.postings(ctx, t); err != nil {
+			return Response{}, err
+		}
+	}
+	sc := scratchPool.Get().(*scratch)
+	defer scratchPool.Put(sc)
+	var cands []scored // the candidates and their −bm25
+	var best float64   // the best −bm25: relevance is relative to it
+	if len(posts) == 1 {
+		// One term: its best rows, kept when its postings were read.
+		cands, best = posts[0].top, posts[0].topBest
+	} else {
+		sc.reset(len(s.docs) + 1)
+		for _, p := range posts { // query order: the sum's order is FTS5's
+			for j, id := range p.ids {
+				if !sc.seen[id] {
+					sc.seen[id] = true
+					sc.touched = append(sc.touched, id)
+				}
+				sc.acc[id] += p.score[j]
+			}
+		}
+		cands, best = sc.best(MaxCandidates)
+	}
+	resp := Response{PublicationID: s.PublicationID, Terms: terms, Total: len(cands), Results: []Result{}, Sponsored: []Result{}}
+	if len(cands) == 0 {
+		return resp, nil
+	}
+	result := func(r rankedRow) Result {
+		return Result{Doc: s.docs[r.id-1], Relevance: r.rel, Coverage: r.cov, NSMatch: r.ns, Multiplier: r.mult, Rank: r.rank}
+	}
+	// A one-term query's ranking depends on the term and the snapshot
+	// only: its first MaxLimit rows are kept with the postings.
+	if len(posts) == 1 && len(sponsors) == 0 {
+		if top := posts[0].ranked.Load(); top != nil {
+			resp.Results = make([]Result, min(limit, len(*top)))
+			for i := range resp.Results {
+				resp.Results[i] = result((*top)[i])
+			}
+			return resp, nil
+		}
+	}
+	// The query's terms as namespace-label ids (-1: names no label).
+	var termLabels [MaxTerms]int32
+	nl := 0 // the terms that name a label: most queries name none
+	for _, t := range terms {
+		if id, ok := s.labelIDs[t]; ok {
+			termLabels[nl] = id
+			nl++
+		}
+	}
+	ranked := sc.ranked[:0]
+	for _, c := range cands {
+		id := c.id
+		m := &s.meta[id-1]
+		r := rankedRow{id: id}
+		if best > 0 {
+			r.rel = math.Min(1, math.Max(0, c.s/best))
+		}
+		n := 0
+		for _, p := range posts {
+			if p.inNameTitle(id) {
+				n++
+			}
+		}
+		r.cov = float64(n) / float64(len(terms))
+		if nl > 0 {
+		labels:
+			for _, l := range s.labelSeq[m.labels[0]:m.labels[1]] {
+				for _, t := range termLabels[:nl] {
+					if t == l {
+						r.ns = 1
+						break labels
+					}
+				}
+			}
+		}
+		r.mult = m.mult
+		r.rank = (WRelevance*r.rel + WCoverage*r.cov + WNamespace*r.ns + WScore*m.score/100) * r.mult
+		ranked = append(ranked, r)
+	}
+	sc.ranked = ranked
+	if len(sponsors) > 0 {
+		// toolfinder.Sponsored looks matches up by name: their order does
+		// not matter, so this runs before the partial sort below.
+		rk := make([]toolfinder.Ranked, len(ranked))
+		at := make(map[string]int, len(ranked))
+		for i, r := range ranked {
+			d := &s.docs[r.id-1]
+			rk[i] = toolfinder.RankedFrom(toolfinder.Result{Name: d.Name, Score: d.Score, Flags: d.Flags}, d.Categories)
+			at[d.Name] = i
+		}
+		for _, sp := range toolfinder.Sponsored(rk, sponsors) {
+			resp.Sponsored = append(resp.Sponsored, result(ranked[at[sp.Name]]))
+		}
+	}
+	// Names are unique, so (rank desc, name asc) is a total order: the
+	// first limit rows under it are the reference's stable sort's.
+	before := func(a, b rankedRow) bool {
+		if a.rank != b.rank {
+			return a.rank > b.rank
+		}
+		return s.docs[a.id-1].Name < s.docs[b.id-1].Name
+	}
+	n := min(limit, len(ranked))
+	if len(posts) == 1 {
+		n = min(MaxLimit, len(ranked)) // kept for the term's next queries
+	}
+	top := ranked
+	if len(top) > n {
+		selectK(top, n, before)
+		top = top[:n]
+	}
+	sort.Slice(top, func(i, j int) bool { return before(top[i], top[j]) })
+	if len(posts) == 1 {
+		keep := append([]rankedRow(nil), top...)
+		posts[0].ranked.Store(&keep)
+		top = top[:min(limit, len(top))]
+	}
+	resp.Results = make([]Result, len(top))
+	for i := range top {
+		resp.Results[i] = result(top[i])
+	}
+	return resp, nil
+}
+
+type rankedRow struct {
+	id                       int32
+	rel, cov, ns, mult, rank float64
+}
+
+// scratch is one query's working memory, pooled: dense per-rowid sums.
+type scratch struct {
+	acc     []float64
+	seen    []bool
+	touched []int32
+	pairs   []scored
+	ranked  []rankedRow
+}
+
+var scratchPool = sync.Pool{New: func() any { return &scratch{} }}
+
+// reset clears what the previous query touched and sizes for n rowids.
+func (sc *scratch) reset(n int) {
+	if len(sc.acc) < n || len(sc.seen) < n {
+		sc.acc, sc.seen = make([]float64, n), make([]bool, n)
+	} else {
+		for _, id := range sc.touched {
+			sc.acc[id], sc.seen[id] = 0, false
+		}
+	}
+	sc.touched = sc.touched[:0]
+}
+
+// best returns the k touched rowids of highest sum (ties: lower rowid), in
+// no particular order (the final rank orders them), and the highest sum.
+func (sc *scratch) best(k int) ([]scored, float64) {
+	ps := sc.pairs[:0]
+	for _, id := range sc.touched {
+		ps = append(ps, scored{sc.acc[id], id})
+	}
+	sc.pairs = ps
+	if len(ps) > k {
+		selectScored(ps, k)
+		ps = ps[:k]
+	}
+	var top float64
+	for _, p := range ps {
+		top = max(top, p.s)
+	}
+	return ps, top
+}
+
+// scored is a row and its sum, contiguous for the selection.
+type scored struct {
+	s  float64
+	id int32
+}
+
+// before: a higher sum first, then the lower rowid (ORDER BY bm25, rowid).
+func (a scored) before(b scored) bool {
+	if a.s != b.s {
+		return a.s > b.s
+	}
+	return a.id < b.id
+}
+
+// selectScored is selectK(c, k, scored.before) with the comparison
+// inlined: it runs over every row a multi-term query touches.
+func selectScored(c []scored, k int) {
+	lo, hi := 0, len(c)-1
+	for lo < hi {
+		mid := lo + (hi-lo)/2
+		if c[mid].before(c[lo]) {
+			c[mid], c[lo] = c[lo], c[mid]
+		}
+		if c[hi].before(c[lo]) {
+			c[hi], c[lo] = c[lo], c[hi]
+		}
+		if c[hi].before(c[mid]) {
+			c[hi], c[mid] = c[mid], c[hi]
+		}
+		ps, pid := c[mid].s, c[mid].id
+		i, j := lo, hi
+		for i <= j {
+			for c[i].s > ps || (c[i].s == ps && c[i].id < pid) {
+				i++
+			}
+			for ps > c[j].s || (ps == c[j].s && pid < c[j].id) {
+				j--
+			}
+			if i <= j {
+				c[i], c[j] = c[j], c[i]
+				i++
+				j--
+			}
+		}
+		switch {
+		case k-1 <= j:
+			hi = j
+		case k-1 >= i:
+			lo = i
+		default:
+			return
+		}
+	}
+}
+
+// selectK moves the k elements that come first under less to c[:k]
+// (quickselect, median of three).
+func selectK[T any](c []T, k int, less func(a, b T) bool) {
+	lo, hi := 0, len(c)-1
+	for lo < hi {
+		mid := lo + (hi-lo)/2
+		if less(c[mid], c[lo]) {
+			c[mid], c[lo] = c[lo], c[mid]
+		}
+		if less(c[hi], c[lo]) {
+			c[hi], c[lo] = c[lo], c[hi]
+		}
+		if less(c[hi], c[mid]) {
+			c[hi], c[mid] = c[mid], c[hi]
+		}
+		pivot := c[mid]
+		i, j := lo, hi
+		for i <= j {
+			for less(c[i], pivot) {
+				i++
+			}
+			for less(pivot, c[j]) {
+				j--
+			}
+			if i <= j {
+				c[i], c[j] = c[j], c[i]
+				i++
+				j--
+			}
+		}
+		switch {
+		case k-1 <= j:
+			hi = j
+		case k-1 >= i:
+			lo = i
+		default:
+			return
+		}
+	}
+}
+
+// termPostings is what FTS5 says of one query term in one snapshot.
+type termPostings struct {
+	ids     []int32   // rows holding the term, by rowid
+	score   []float64 // per row: −bm25 of the single-term query (its share of an OR query's)
+	nt      []uint64  // bitset by rowid: the term is in name or title
+	top     []scored  // the MaxCandidates best rows of the term alone
+	topBest float64   // the best score
+	// ranked is the one-term query's final order, its first MaxLimit
+	// rows, once a query computed it.
+	ranked atomic.Pointer[[]rankedRow]
+}
+
+// scoreOf returns a dense by-rowid copy of the scores in buf (zero where
+// the term is absent), to select the term's own best rows.
+func (p *termPostings) scoreOf(buf []float64, n int) []float64 {
+	if cap(buf) < n {
+		buf = make([]float64, n)
+	}
+	buf = buf[:n]
+	clear(buf)
+	for j, id := range p.ids {
+		buf[id] = p.score[j]
+	}
+	return buf
+}
+
+func (p *termPostings) inNameTitle(id int32) bool {
+	w := int(id) >> 6
+	return w < len(p.nt) && p.nt[w]&(1<<(uint(id)&63)) != 0
+}
+
+// termCache bounds the cached postings by their total rows: past
+// maxCachedPostings it starts over (a snapshot's queries are the same
+// vocabulary again and again, so a simple reset is enough).
+type termCache struct {
+	mu   sync.RWMutex
+	m    map[string]*termPostings
+	rows int
+}
+
+const maxCachedPostings = 8 << 20 // ~100 MB of (rowid, score) pairs
+
+func (s *Snapshot) postings(ctx context.Context, term string) (*termPostings, error) {
+	s.terms.mu.RLock()
+	p := s.terms.m[term]
+	s.terms.mu.RUnlock()
+	if p != nil {
+		return p, nil
+	}
+	p = &termPostings{nt: make([]uint64, (len(s.docs)+1+63)/64)}
+	rows, err := s.db.QueryContext(ctx, `SELECT rowid, bm25(docs, 6.0, 6.0, 2.0, 1.0, 2.0) FROM docs WHERE docs MATCH ? ORDER BY rowid`, matchExpr([]string{term}, ""))
+	if err != nil {
+		return nil, fmt.Errorf("search: %w", err)
+	}
+	for rows.Next() {
+		var id int32
+		var b float64
+		if err := rows.Scan(&id, &b); err != nil {
+			rows.Close()
+			return nil, fmt.Errorf("search: %w", err)
+		}
+		p.ids, p.score = append(p.ids, id), append(p.score, -b)
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("search: %w", err)
+	}
+	rows, err = s.db.QueryContext(ctx, `SELECT rowid FROM docs WHERE docs MATCH ?`, matchExpr([]string{term}, "{name title}"))
+	if err != nil {
+		return nil, fmt.Errorf("search: %w", err)
+	}
+	for rows.Next() {
+		var id int32
+		if err := rows.Scan(&id); err != nil {
+			rows.Close()
+			return nil, fmt.Errorf("search: %w", err)
+		}
+		if w := int(id) >> 6; w < len(p.nt) {
+			p.nt[w] |= 1 << (uint(id) & 63)
+		}
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("search: %w", err)
+	}
+	sc := &scratch{acc: p.scoreOf(nil, len(s.docs)+1), touched: append([]int32(nil), p.ids...)}
+	top, best := sc.best(MaxCandidates)
+	p.top, p.topBest = append([]scored(nil), top...), best
+	s.terms.mu.Lock()
+	defer s.terms.mu.Unlock()
+	if q := s.terms.m[term]; q != nil { // a concurrent query read it first
+		return q, nil
+	}
+	if s.terms.m == nil || s.terms.rows+len(p.ids) > maxCachedPostings {
+		s.terms.m, s.terms.rows = map[string]*termPostings{}, 0
+	}
+	s.terms.m[term] = p
+	s.terms.rows += len(p.ids) + 1
+	return p, nil
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"math"
+	"reflect"
 	"strings"
 	"sync"
 	"testing"
@@ -388,4 +389,48 @@ func TestSwapDoesNotBlockQueries(t *testing.T) {
 		t.Errorf("current %s", x.Current().PublicationID)
 	}
 	x.Current().Close()
+}
+
+// TestSearchEqualsTheSQLRanking pins Search (cached per-term postings summed
+// in Go) to the reference that asks FTS5 for the OR query's bm25 on every
+// request: the same terms, totals, results and sponsored entries, float for
+// float, over single terms, several terms, namespace labels, stems, terms
+// matching nothing and repeated queries (cache hits).
+func TestSearchEqualsTheSQLRanking(t *testing.T) {
+	docs := bundledDocs(t)
+	s := build(t, docs)
+	var sponsors []string
+	for i := 0; i < len(docs); i += 37 {
+		sponsors = append(sponsors, docs[i].Name)
+	}
+	queries := []string{"supabase", "notion", "figma design", "vercel deploy", "server", "mcp server", "database query sql",
+		"servers", "searching files", "github issues pull requests", "stripe payments", "zzzznothing", "weather zzzznothing",
+		"a", "the and of", "MCP Server", "ai smithery", "browser automation playwright", "email", "k8s kubernetes cluster"}
+	// and words of the corpus, alone and in pairs
+	for i := 0; i < len(docs); i += 23 {
+		f := strings.Fields(docs[i].Description)
+		if len(f) > 2 {
+			queries = append(queries, f[0], f[1]+" "+f[len(f)-1])
+		}
+		for _, l := range search.NamespaceLabels(docs[i].Name) {
+			queries = append(queries, l)
+		}
+	}
+	ctx := context.Background()
+	for round := 0; round < 2; round++ { // the second round hits the cache
+		for _, q := range queries {
+			for _, limit := range []int{3, 20, 100} {
+				for _, sp := range [][]string{nil, sponsors} {
+					want, werr := s.SearchReference(ctx, q, limit, sp)
+					got, gerr := s.Search(ctx, q, limit, sp)
+					if (werr == nil) != (gerr == nil) {
+						t.Fatalf("%q: error %v, reference %v", q, gerr, werr)
+					}
+					if !reflect.DeepEqual(got, want) {
+						t.Fatalf("%q limit %d sponsors %d: Search differs from the reference\ngot  %+v\nwant %+v", q, limit, len(sp), got, want)
+					}
+				}
+			}
+		}
+	}
 }

@@ -175,9 +175,20 @@ func (s *Sink) Handle(ctx context.Context, msgs []kafka.Message) error {
 	return nil
 }
 
+// The sink's batch: up to MaxBatch messages, or what arrived within MaxWait
+// of the first. Every store insert is a transaction whose commit (a WAL
+// write and fsync on DuckDB, a part on ClickHouse) costs about as much as a
+// few thousand rows, so large batches are what makes catching up fast
+// (bench/PIPELINE.md); MaxWait bounds the lag this adds when the stream is
+// quiet. Offsets are still committed only after the whole batch is stored.
+const (
+	MaxBatch = 10_000
+	MaxWait  = 250 * time.Millisecond
+)
+
 // Run consumes the sink's topics until ctx ends.
 func (s *Sink) Run(ctx context.Context, brokers []string) error {
-	return bus.Consume(ctx, bus.ConsumeConfig{Brokers: brokers, Group: Group, Topics: Topics, MaxBatch: 2000, MaxWait: 100 * time.Millisecond, Log: s.Log}, s.Handle)
+	return bus.Consume(ctx, bus.ConsumeConfig{Brokers: brokers, Group: Group, Topics: Topics, MaxBatch: MaxBatch, MaxWait: MaxWait, Log: s.Log}, s.Handle)
 }
 
 // HealthRow is the health_checks row of a check; raw is the check as JSON.

@@ -1,0 +1,58 @@
+package history
+
+import (
+	"io"
+	"math"
+	"path/filepath"
+	"testing"
+
+	"github.com/forum-mcp/forum/ingest/github"
+	"github.com/forum-mcp/forum/schema"
+)
+
+// TestCalibration: a small history has the census shares of remote
+// classes, one check per remote per hour, ~EventsPerDay drift events a day,
+// one GitHub observation per repository a day, and reads back from its file
+// as generated.
+func TestCalibration(t *testing.T) {
+	cfg := Config{Servers: 2000, Days: 2, Remotes: 500, GitHub: true}
+	path := filepath.Join(t.TempDir(), "h.bin")
+	st, err := WriteFile(path, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range Census {
+		got := float64(st.ByClass[c.Class]) / float64(st.Remotes)
+		if math.Abs(got-c.Share) > 0.005 {
+			t.Errorf("%s: %.3f of remotes, want %.3f", c.Class, got, c.Share)
+		}
+	}
+	if want := st.Remotes * 24 * cfg.Days; st.ByTopic[schema.TopicHealthChecks] != want {
+		t.Errorf("%d health checks, want %d", st.ByTopic[schema.TopicHealthChecks], want)
+	}
+	if d := st.ByTopic[schema.TopicRegistryDiffs]; d < cfg.Days*1000 || d > cfg.Days*2000 {
+		t.Errorf("%d drift events over %d days", d, cfg.Days)
+	}
+	if g := st.ByTopic[github.Topic]; g != st.Repos*cfg.Days {
+		t.Errorf("%d GitHub observations, want %d", g, st.Repos*cfg.Days)
+	}
+	r, err := Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	n := 0
+	for {
+		_, err := r.Next()
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		n++
+	}
+	if n != st.Messages || r.Stats.Messages != n {
+		t.Errorf("read %d messages (trailer %d), generated %d", n, r.Stats.Messages, st.Messages)
+	}
+}
