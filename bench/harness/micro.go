@@ -11,7 +11,7 @@ import (
 func init() { benchMicro = microBench }
 
 // microPkgs are the hot paths with micro benchmarks next to their code.
-var microPkgs = []string{"./ingest/registry", "./ingest/differ", "./bench/diffbench", "./processors/categories", "./processors/publish", "./processors/scorer"}
+var microPkgs = []string{"./ingest/registry", "./ingest/differ", "./bench/diffbench", "./ingest/scan", "./processors/categories", "./processors/toolfinder", "./processors/trust", "./processors/publish", "./processors/scorer", "./processors/method"}
 
 // microBench runs the micro benchmarks (go test -bench) of the hot paths.
 func microBench(ctx context.Context, c Config, _, _ string) (Section, error) {
