@@ -76,6 +76,11 @@ type repoState struct {
 	CommitsETag string       `json:"commits_etag,omitempty"`
 	Last        *Observation `json:"last,omitempty"`
 	Listed      bool         `json:"-"`
+	// commitsFailed: the commits answered neither 200 nor 409 since the last
+	// metadata fetch (the repo vanished between the two calls). Not queued
+	// for commits again until the metadata is fetched again, so a vanished
+	// repo costs one request per refresh, not a loop.
+	commitsFailed bool
 }
 
 // ownerState is the last GET /users/{login} answer for one owner.
@@ -413,6 +418,7 @@ type ghRepo struct {
 // observeRepo fetches the repo (following renames) and publishes; with
 // withCommits (a refresh) the commits follow right away.
 func (c *Crawler) observeRepo(ctx context.Context, key string, s *repoState, withCommits bool) error {
+	s.commitsFailed = false
 	path := s.Path
 	if path == "" {
 		path = s.Owner + "/" + s.Name
@@ -493,7 +499,7 @@ func (c *Crawler) finish(ctx context.Context, key string, s *repoState, o Observ
 		c.refreshQ = append(c.refreshQ, qent{key, o.ObservedAt})
 	}
 	s.Last = &o
-	if o.Status == StatusResolved && o.Commits == nil {
+	if o.Status == StatusResolved && o.Commits == nil && !s.commitsFailed {
 		c.commitQ = append(c.commitQ, key)
 	}
 	if c.Publish != nil {
@@ -621,9 +627,12 @@ func (c *Crawler) observeCommits(ctx context.Context, key string, s *repoState, 
 		}
 		st.ObservedAt = c.Client.Clock.Now().UTC()
 	}
-	o.Commits = st
-	if st == nil {
-		o.Commits = &CommitStats{ObservedAt: now, Since: since} // fetched, nothing usable: no commit signals
+	if st != nil {
+		o.Commits = st
+	} else {
+		// Nothing usable: the commit facts stay what they were (unknown when
+		// never fetched) rather than reading as "no commits in 90 d".
+		s.commitsFailed = true
 	}
 	return c.finish(ctx, key, s, o)
 }

@@ -3,6 +3,7 @@ package github_test
 import (
 	"context"
 	"encoding/json"
+	"io"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -430,4 +431,45 @@ func (nopWriter) WriteHeader(int)             {}
 func mustReq(path string) *http.Request {
 	r, _ := http.NewRequest(http.MethodGet, "https://api.github.com"+path, nil)
 	return r
+}
+
+type roundTrip func(*http.Request) (*http.Response, error)
+
+func (f roundTrip) RoundTrip(r *http.Request) (*http.Response, error) { return f(r) }
+
+// A repo that answers its metadata but not its commits (it vanished between
+// the two calls) keeps unknown commit facts — not "no commits in 90 d" — and
+// is not asked for its commits again until its metadata is fetched again.
+func TestVanishedCommitsStayUnknown(t *testing.T) {
+	r := newRig(t, 300, githubfake.Limits{PerHour: 5000}, "token")
+	var gone *githubfake.Repo
+	for _, x := range r.pop.Repos {
+		if x.Resolved && x.NewOwner == "" && !x.Empty {
+			gone = x
+			break
+		}
+	}
+	commitsPath := "/repos/" + gone.Owner + "/" + gone.Name + "/commits"
+	asked := 0
+	inner := r.srv.Transport()
+	r.crawler.Client = github.NewClient("https://api.github.com", "token", r.clock, roundTrip(func(req *http.Request) (*http.Response, error) {
+		if req.URL.Path == commitsPath {
+			asked++
+			return &http.Response{StatusCode: http.StatusNotFound, Body: io.NopCloser(strings.NewReader(`{"message":"Not Found"}`)),
+				Header: http.Header{"Content-Type": {"application/json"}}, Request: req}, nil
+		}
+		return inner.RoundTrip(req)
+	}))
+	r.runTo(t, 3*time.Hour)
+	key, _, _, _ := github.RepoKey(gone.URL())
+	o, ok := r.obs[key]
+	if !ok || o.Status != github.StatusResolved {
+		t.Fatalf("%s: %+v (observed %v)", key, o, ok)
+	}
+	if o.Commits != nil {
+		t.Fatalf("commit facts of a repo whose commits answered 404: %+v, want unknown (nil)", *o.Commits)
+	}
+	if asked != 1 {
+		t.Fatalf("commits asked %d times before the next metadata refresh, want 1", asked)
+	}
 }
