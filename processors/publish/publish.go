@@ -238,9 +238,11 @@ func insertMember(obj []byte, name string, value []byte) ([]byte, error) {
 			key = unsafe.String(&obj[i+1], end-1-(i+1)) // read only while obj is
 		}
 		if bytes.IndexByte(obj[i:end], '\\') >= 0 {
-			if err := json.Unmarshal(obj[i:end], &key); err != nil {
+			var esc string // escapes to the heap: only for keys with escapes
+			if err := json.Unmarshal(obj[i:end], &esc); err != nil {
 				return nil, ErrNotObject
 			}
+			key = esc
 		}
 		switch c := compareUTF16(name, key); {
 		case c == 0:

@@ -48,6 +48,7 @@ import (
 	"sort"
 	"strings"
 	"time"
+	"unsafe"
 
 	"github.com/forum-mcp/forum/ingest/probe"
 	"github.com/forum-mcp/forum/ingest/scan"
@@ -231,7 +232,37 @@ const (
 )
 
 // EvidenceURI is where the API resolves an evidence id.
-func EvidenceURI(id string) string { return "/v1/evidence/" + url.PathEscape(id) }
+func EvidenceURI(id string) string {
+	const prefix = "/v1/evidence/"
+	n := len(prefix) + len(id)
+	for i := 0; i < len(id); i++ {
+		if pathEscaped[id[i]] {
+			n += 2
+		}
+	}
+	b := make([]byte, 0, n)
+	b = append(b, prefix...)
+	for i := 0; i < len(id); i++ { // url.PathEscape, byte by byte, in one allocation
+		c := id[i]
+		if pathEscaped[c] {
+			b = append(b, '%', upperHex[c>>4], upperHex[c&15])
+			continue
+		}
+		b = append(b, c)
+	}
+	return unsafe.String(unsafe.SliceData(b), len(b))
+}
+
+const upperHex = "0123456789ABCDEF"
+
+// pathEscaped[c] says whether url.PathEscape escapes byte c (it escapes
+// byte by byte, so the table is exact).
+var pathEscaped = func() (t [256]bool) {
+	for c := range 256 {
+		t[c] = url.PathEscape(string([]byte{byte(c)})) != string([]byte{byte(c)})
+	}
+	return t
+}()
 
 // ScanFindingID is the evidence id of a scan finding: "scan:<server>:<hash>",
 // so the API can find the record that holds it.
@@ -269,9 +300,9 @@ func Compute(inputs []ServerInput, src Sources, meta Meta, prev map[string]Previ
 		keep = append(keep, i)
 	}
 	sort.SliceStable(keep, func(a, b int) bool { return inputs[keep[a]].Entry.Server.Name < inputs[keep[b]].Entry.Server.Name })
-	live := make([]ServerInput, len(keep))
+	live := make([]*ServerInput, len(keep)) // pointers: no copy of 50k inputs
 	for n, i := range keep {
-		live[n] = inputs[i]
+		live[n] = &inputs[i]
 	}
 
 	entries := make([]schema.Entry, len(live))
@@ -345,7 +376,7 @@ func repoURL(e *schema.Entry) string {
 	return strings.TrimSpace(e.Server.Repository.URL)
 }
 
-func firstListed(in ServerInput) time.Time {
+func firstListed(in *ServerInput) time.Time {
 	if !in.FirstListed.IsZero() {
 		return in.FirstListed.UTC()
 	}
@@ -387,10 +418,10 @@ func bestCheck(checks []probe.Check) *probe.Check {
 	return best
 }
 
-func computeOne(w *method.Weights, in ServerInput, gh *GitHubObservation, gateOpen bool, pop *toolfinder.Population,
+func computeOne(w *method.Weights, in *ServerInput, gh *GitHubObservation, gateOpen bool, pop *toolfinder.Population,
 	facts trust.Facts, x external, src Sources, meta Meta, prev map[string]Previous) Record {
 	now := meta.ComputedAt.UTC()
-	d := in.Entry.Server
+	d := &in.Entry.Server
 	name := d.Name
 	repo := repoURL(&in.Entry)
 	check := bestCheck(in.Checks)
@@ -404,15 +435,27 @@ func computeOne(w *method.Weights, in ServerInput, gh *GitHubObservation, gateOp
 		UpdatedAt: in.Entry.Meta.UpdatedAt.UTC(), GateOpen: gateOpen, Context: pop.Context(name),
 		Registry: registryEvidence(drift, d.Version),
 	}
+	if len(d.Remotes) > 0 {
+		tin.Remotes = make([]toolfinder.Remote, 0, len(d.Remotes))
+	}
 	for _, r := range d.Remotes {
 		rr := toolfinder.Remote{Type: r.Type, URL: r.URL}
+		if len(r.Headers) > 0 {
+			rr.Headers = make([]toolfinder.Header, 0, len(r.Headers))
+		}
 		for _, h := range r.Headers {
 			rr.Headers = append(rr.Headers, toolfinder.Header{Name: h.Name, IsRequired: h.IsRequired, IsSecret: h.IsSecret})
 		}
 		tin.Remotes = append(tin.Remotes, rr)
 	}
+	if len(d.Packages) > 0 {
+		tin.Packages = make([]toolfinder.Package, 0, len(d.Packages))
+	}
 	for _, p := range d.Packages {
 		pp := toolfinder.Package{RegistryType: p.RegistryType, Identifier: p.Identifier}
+		if len(p.EnvironmentVariables) > 0 {
+			pp.Env = make([]toolfinder.EnvVar, 0, len(p.EnvironmentVariables))
+		}
 		for _, e := range p.EnvironmentVariables {
 			pp.Env = append(pp.Env, toolfinder.EnvVar{Name: e.Name, IsRequired: e.IsRequired, IsSecret: e.IsSecret})
 		}
@@ -424,6 +467,9 @@ func computeOne(w *method.Weights, in ServerInput, gh *GitHubObservation, gateOp
 			ChallengeScheme: check.Auth.ChallengeScheme, ResourceMetadataURL: check.Auth.ResourceMetadataURL,
 			ProtectedResource: check.Auth.ResourceMetadata != nil, ToolsListed: check.ToolsListed,
 			Check: &toolfinder.Evidence{Kind: checkEv.Kind, ID: checkEv.ID, ObservedAt: checkEv.ObservedAt, URI: checkEv.URI},
+		}
+		if len(check.Tools) > 0 {
+			h.Tools = make([]toolfinder.Tool, 0, len(check.Tools))
 		}
 		for _, t := range check.Tools {
 			h.Tools = append(h.Tools, toolfinder.Tool{Name: t.Name, Description: t.Description, HasInputSchema: t.InputSchemaPresent})
@@ -484,7 +530,8 @@ func computeOne(w *method.Weights, in ServerInput, gh *GitHubObservation, gateOp
 	}
 
 	catIn := categories.Input{Name: name, Title: d.Title, Description: d.Description}
-	if check != nil {
+	if check != nil && len(check.Tools) > 0 {
+		catIn.Tools = make([]categories.Tool, 0, len(check.Tools))
 		for _, t := range check.Tools {
 			catIn.Tools = append(catIn.Tools, categories.Tool{Name: t.Name, Description: t.Description})
 		}
@@ -503,11 +550,12 @@ func computeOne(w *method.Weights, in ServerInput, gh *GitHubObservation, gateOp
 		Categories: categories.Classify(catIn),
 		StaticScan: ss,
 		GitHub:     ghState,
-		Health:     []trust.Evidence{},
+		Health:     make([]trust.Evidence, 0, len(in.Checks)),
 		Registry:   RegistryObservation{ContentSHA256: in.Entry.ContentSHA256, UpdatedAt: optTime(in.Entry.Meta.UpdatedAt), FirstListed: optTime(firstListed(in))},
 	}
 	for i := range in.Checks {
-		rec.Health = append(rec.Health, *checkEvidence(&in.Checks[i]))
+		c := &in.Checks[i]
+		rec.Health = append(rec.Health, trust.Evidence{Kind: trust.EvHealthCheck, ID: c.ID, ObservedAt: c.ObservedAt.UTC(), URI: EvidenceURI(c.ID)})
 	}
 	rec.OwnerBurst = x.burst // asked with schema.Namespace(name), which is tr.Namespace
 	stars := 0
@@ -555,8 +603,8 @@ func registryEvidence(d trust.DriftInput, version string) *toolfinder.Evidence {
 }
 
 // staticScan runs the built-in scanner when the check allows it.
-func staticScan(in ServerInput, check *probe.Check, checkEv *trust.Evidence) (StaticScan, trust.StaticInput) {
-	d := in.Entry.Server
+func staticScan(in *ServerInput, check *probe.Check, checkEv *trust.Evidence) (StaticScan, trust.StaticInput) {
+	d := &in.Entry.Server
 	ss := StaticScan{Findings: []ScannedFinding{}, Check: checkEv}
 	switch {
 	case len(d.Remotes) == 0:
@@ -577,7 +625,12 @@ func staticScan(in ServerInput, check *probe.Check, checkEv *trust.Evidence) (St
 	}
 	target := scanTarget(in, check)
 	sin := trust.StaticInput{Coverage: trust.CoverageScanned}
-	for _, f := range scan.Scan(target) {
+	found := scan.Scan(target)
+	if len(found) > 0 {
+		ss.Findings = make([]ScannedFinding, 0, len(found))
+		sin.Findings = make([]trust.StaticFinding, 0, len(found))
+	}
+	for _, f := range found {
 		id := ScanFindingID(d.Name, check.ID, f)
 		ss.Findings = append(ss.Findings, ScannedFinding{ID: id, Finding: f})
 		sin.Findings = append(sin.Findings, trust.StaticFinding{ID: id, ObservedAt: check.ObservedAt.UTC(), Class: f.Class, Severity: f.Severity, RuleID: f.RuleID, Tool: f.Tool})
@@ -593,11 +646,11 @@ func ScanTarget(in ServerInput) (scan.Target, bool) {
 	if len(in.Entry.Server.Remotes) == 0 || check == nil || check.Outcome != probe.OutcomeOK {
 		return scan.Target{}, false
 	}
-	return scanTarget(in, check), true
+	return scanTarget(&in, check), true
 }
 
-func scanTarget(in ServerInput, check *probe.Check) scan.Target {
-	d := in.Entry.Server
+func scanTarget(in *ServerInput, check *probe.Check) scan.Target {
+	d := &in.Entry.Server
 	target := scan.Target{Name: d.Name, Title: d.Title, Description: d.Description, ToolsListed: check.ToolsListed}
 	for _, p := range d.Packages {
 		for _, e := range p.EnvironmentVariables {
@@ -616,6 +669,9 @@ func scanTarget(in ServerInput, check *probe.Check) scan.Target {
 	}
 	if check.Instructions != "" {
 		target.Extra = append(target.Extra, scan.Text{Field: "server.instructions", Value: check.Instructions})
+	}
+	if len(check.Tools) > 0 {
+		target.Tools = make([]scan.Tool, 0, len(check.Tools))
 	}
 	for _, t := range check.Tools {
 		var schemaRaw json.RawMessage

@@ -7,6 +7,7 @@ import (
 	"math"
 	"net/url"
 	"regexp"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -94,11 +95,11 @@ func drift(w *method.Weights, in DriftInput, now time.Time) SubScore {
 		}
 		evs = append(evs, e)
 	}
-	sort.SliceStable(evs, func(i, j int) bool {
-		if !evs[i].ObservedAt.Equal(evs[j].ObservedAt) {
-			return evs[i].ObservedAt.Before(evs[j].ObservedAt)
+	slices.SortStableFunc(evs, func(a, b schema.DriftEvent) int {
+		if c := a.ObservedAt.Compare(b.ObservedAt); c != 0 {
+			return c
 		}
-		return evs[i].ID < evs[j].ID
+		return strings.Compare(a.ID, b.ID)
 	})
 	hl := w.Drift.HalfLifeDays
 	total := 0.0

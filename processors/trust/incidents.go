@@ -2,7 +2,8 @@ package trust
 
 import (
 	"math"
-	"sort"
+	"slices"
+	"strings"
 	"time"
 
 	"github.com/forum-mcp/forum/processors/method"
@@ -53,11 +54,11 @@ func incidents(w *method.Weights, in IncidentsInput, now time.Time) (SubScore, *
 		}
 		items = append(items, it)
 	}
-	sort.SliceStable(items, func(i, j int) bool {
-		if !items[i].Date.Equal(items[j].Date) {
-			return items[i].Date.Before(items[j].Date)
+	slices.SortStableFunc(items, func(a, b Incident) int {
+		if c := a.Date.Compare(b.Date); c != 0 {
+			return c
 		}
-		return items[i].ID < items[j].ID
+		return strings.Compare(a.ID, b.ID)
 	})
 	wi := w.Incidents
 	window := time.Duration(wi.RecurrenceWindowDays * 24 * float64(time.Hour))

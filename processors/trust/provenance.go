@@ -2,7 +2,8 @@ package trust
 
 import (
 	"math"
-	"sort"
+	"slices"
+	"strings"
 	"time"
 
 	"github.com/forum-mcp/forum/processors/method"
@@ -159,7 +160,7 @@ func provenance(w *method.Weights, in ProvenanceInput, now time.Time) (SubScore,
 		add("one_repo_many_servers_with_hygiene", 1, in.Registry.Evidence,
 			map[string]float64{"repo_servers": float64(in.Registry.RepoServers)})
 	}
-	sort.SliceStable(sigs, func(i, j int) bool { return sigs[i].ID < sigs[j].ID })
+	slices.SortStableFunc(sigs, func(a, b Signal) int { return strings.Compare(a.ID, b.ID) })
 
 	sub := SubScore{Signals: nonNilSignals(sigs), Evidence: []Evidence{}}
 	if in.Observation != nil {

@@ -3,7 +3,7 @@ package trust
 import (
 	"math"
 	"slices"
-	"sort"
+	"strings"
 	"time"
 
 	"github.com/forum-mcp/forum/processors/method"
@@ -75,11 +75,11 @@ func static(w *method.Weights, in StaticInput) SubScore {
 	for k := range groups {
 		keys = append(keys, k)
 	}
-	sort.Slice(keys, func(i, j int) bool {
-		if keys[i].class != keys[j].class {
-			return keys[i].class < keys[j].class
+	slices.SortFunc(keys, func(a, b key) int { // map keys: unique, so the order is total
+		if c := strings.Compare(a.class, b.class); c != 0 {
+			return c
 		}
-		return keys[i].rule < keys[j].rule
+		return strings.Compare(a.rule, b.rule)
 	})
 	total := 0.0
 	for _, k := range keys {

@@ -39,8 +39,9 @@ package trust
 
 import (
 	"math"
-	"sort"
+	"slices"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/forum-mcp/forum/processors/method"
@@ -387,10 +388,10 @@ func ptr(f float64) *float64 { return &f }
 func fmtNum(f float64) string { return strconv.FormatFloat(f, 'f', -1, 64) }
 
 func sortEvidence(ev []Evidence) {
-	sort.SliceStable(ev, func(i, j int) bool {
-		if !ev[i].ObservedAt.Equal(ev[j].ObservedAt) {
-			return ev[i].ObservedAt.Before(ev[j].ObservedAt)
+	slices.SortStableFunc(ev, func(a, b Evidence) int {
+		if c := a.ObservedAt.Compare(b.ObservedAt); c != 0 {
+			return c
 		}
-		return ev[i].ID < ev[j].ID
+		return strings.Compare(a.ID, b.ID)
 	})
 }
