@@ -1,11 +1,11 @@
 package categories
 
 import (
-	"os"
 	"reflect"
 	"testing"
 
 	"github.com/forum-mcp/forum/ingest/registry"
+	"github.com/forum-mcp/forum/internal/testenv"
 )
 
 // corpusInputs turns every distinct registry entry of the snapshots in dir
@@ -75,10 +75,7 @@ func TestMatchesReferenceOnBundledCorpus(t *testing.T) {
 // TestMatchesReferenceOnDailyCorpus does the same on the 77 daily captures
 // of ../shared/corpus when it is beside the checkout.
 func TestMatchesReferenceOnDailyCorpus(t *testing.T) {
-	dir := "../../../shared/corpus/registry-daily"
-	if _, err := os.Stat(dir); err != nil {
-		t.Skip("shared corpus not beside the checkout")
-	}
+	dir := testenv.Path(t, "../../../shared/corpus/registry-daily", "the real corpus comes with shared/, beside the checkout")
 	ins := corpusInputs(t, dir)
 	hits := checkSame(t, ins)
 	t.Logf("%d inputs, %d categorised, identical", len(ins), hits)
