@@ -896,22 +896,16 @@ func (p *entryParser) packages(j int, dst *[]schema.Package) (int, int) {
 		p.pkgs = append(p.pkgs, pk)
 		return end, st
 	})
-	if st == stOK && len(p.pkgs) == 0 {
-		*dst = make([]schema.Package, 0) // encoding/json: [] is an empty slice, not nil
-	} else if st == stOK {
-		n := len(p.pkgs)
-		if cap(p.aPkg)-len(p.aPkg) < n {
-			p.aPkg = make([]schema.Package, 0, max(128, n))
-		}
-		k := len(p.aPkg)
-		p.aPkg = append(p.aPkg, p.pkgs...)
-		*dst = p.aPkg[k : k+n : k+n]
+	if st == stOK {
+		*dst = settle(p.pkgs, &p.aPkg, 128)
 	}
 	return end, st
 }
 
 var transportFields = []string{"type", "url", "headers"}
 
+// transport reads a package transport, and a remote: schema.Remote has
+// the same fields, so it is read as a Transport and converted.
 func (p *entryParser) transport(j int, t *schema.Transport) (int, int) {
 	var seen uint32
 	return p.object(j, func(key string, j int) (int, int) {
@@ -934,36 +928,13 @@ func (p *entryParser) transport(j int, t *schema.Transport) (int, int) {
 func (p *entryParser) remotes(j int, dst *[]schema.Remote) (int, int) {
 	p.rems = p.rems[:0]
 	end, st := p.array(j, func(j int) (int, int) {
-		var r schema.Remote
-		var seen uint32
-		end, st := p.object(j, func(key string, j int) (int, int) {
-			switch key {
-			case "type":
-				return p.strField(j, &r.Type, &seen, 1)
-			case "url":
-				return p.strField(j, &r.URL, &seen, 2)
-			case "headers":
-				if seen&4 != 0 || p.b[j] != '[' {
-					return j, stBail
-				}
-				seen |= 4
-				return p.keyValues(j, &r.Headers)
-			}
-			return p.unknown(j, key, transportFields...)
-		})
-		p.rems = append(p.rems, r)
+		var t schema.Transport
+		end, st := p.transport(j, &t)
+		p.rems = append(p.rems, schema.Remote(t))
 		return end, st
 	})
-	if st == stOK && len(p.rems) == 0 {
-		*dst = make([]schema.Remote, 0) // encoding/json: [] is an empty slice, not nil
-	} else if st == stOK {
-		n := len(p.rems)
-		if cap(p.aRem)-len(p.aRem) < n {
-			p.aRem = make([]schema.Remote, 0, max(128, n))
-		}
-		k := len(p.aRem)
-		p.aRem = append(p.aRem, p.rems...)
-		*dst = p.aRem[k : k+n : k+n]
+	if st == stOK {
+		*dst = settle(p.rems, &p.aRem, 128)
 	}
 	return end, st
 }
@@ -997,18 +968,28 @@ func (p *entryParser) keyValues(j int, dst *[]schema.KeyValue) (int, int) {
 		p.kvs = append(p.kvs, kv)
 		return end, st
 	})
-	if st == stOK && len(p.kvs) == 0 {
-		*dst = make([]schema.KeyValue, 0) // encoding/json: [] is an empty slice, not nil
-	} else if st == stOK {
-		n := len(p.kvs)
-		if cap(p.aKV)-len(p.aKV) < n {
-			p.aKV = make([]schema.KeyValue, 0, max(256, n))
-		}
-		k := len(p.aKV)
-		p.aKV = append(p.aKV, p.kvs...)
-		*dst = p.aKV[k : k+n : k+n]
+	if st == stOK {
+		*dst = settle(p.kvs, &p.aKV, 256)
 	}
 	return end, st
+}
+
+// settle copies a finished array from its scratch slice into the arena (a
+// new arena block of at least minCap when the current one is full) and
+// returns it capped, so appending to one entry's slice never writes into
+// the next's. An empty array is an empty, non-nil slice, as encoding/json
+// decodes [].
+func settle[T any](scratch []T, arena *[]T, minCap int) []T {
+	n := len(scratch)
+	if n == 0 {
+		return make([]T, 0)
+	}
+	if cap(*arena)-len(*arena) < n {
+		*arena = make([]T, 0, max(minCap, n))
+	}
+	k := len(*arena)
+	*arena = append(*arena, scratch...)
+	return (*arena)[k : k+n : k+n]
 }
 
 // rebaseServer moves every string of s that aliases the buffer range
