@@ -594,7 +594,7 @@ func runEmbedded(ctx context.Context, path string, st benchhist.Stats, c Config,
 	a.rssPeak = procStatus("VmHWM")
 	var ms runtime.MemStats
 	runtime.ReadMemStats(&ms)
-	goMem := fmt.Sprintf(" Go runtime memory at the end: %.0f MB obtained from the OS (%.0f MB heap in use; the same process runs the harness's producer, which reads the history file); DuckDB's memory_limit is %q (duckdb.MemoryLimit).", float64(ms.Sys)/1e6, float64(ms.HeapInuse)/1e6, duckdb.MemoryLimit)
+	goMem := fmt.Sprintf(" Go runtime memory at the end: %.0f MB obtained from the OS (%.0f MB heap in use; the same process runs the harness's producer, which reads the history file); DuckDB's memory_limit is %q (duckdb.DefaultMemoryLimit).", float64(ms.Sys)/1e6, float64(ms.HeapInuse)/1e6, duckdb.DefaultMemoryLimit)
 	if runErr != nil {
 		return a, runErr
 	}

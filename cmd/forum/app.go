@@ -7,6 +7,7 @@ import (
 	"net"
 	"net/http"
 	"net/netip"
+	"net/url"
 	"os"
 	"path/filepath"
 	"strings"
@@ -39,6 +40,7 @@ type config struct {
 	KafkaBrokers  string
 	KafkaPort     int
 	ClickHouseDSN string
+	DuckDBMemory  string
 	Listen        string
 	LogLevel      string
 	LogFormat     string
@@ -66,6 +68,7 @@ func (c *config) bindBus(fs *pflag.FlagSet) {
 
 func (c *config) bindStore(fs *pflag.FlagSet) {
 	fs.StringVar(&c.ClickHouseDSN, "clickhouse-dsn", envOr("FORUM_CLICKHOUSE_DSN", ""), "ClickHouse native DSN, e.g. clickhouse://127.0.0.1:9000/forum; empty uses DuckDB at DATA_DIR/forum.duckdb (env FORUM_CLICKHOUSE_DSN)")
+	fs.StringVar(&c.DuckDBMemory, "duckdb-memory-limit", envOr("FORUM_DUCKDB_MEMORY_LIMIT", duckdb.DefaultMemoryLimit), "DuckDB's memory_limit, e.g. 512MB or 2GB; bounds its buffer pool, which otherwise grows with the history to 80 % of RAM (env FORUM_DUCKDB_MEMORY_LIMIT)")
 }
 
 func (c *config) bindAPI(fs *pflag.FlagSet) {
@@ -237,7 +240,7 @@ func (a *app) openStore(ctx context.Context) error {
 			return fmt.Errorf("data dir: %w", err)
 		}
 		path := filepath.Join(a.cfg.DataDir, "forum.duckdb")
-		s, err = duckdb.Open(ctx, path, a.log.Named("duckdb"))
+		s, err = duckdb.Open(ctx, path+"?memory_limit="+url.QueryEscape(a.cfg.DuckDBMemory), a.log.Named("duckdb"))
 		if err != nil {
 			return fmt.Errorf("opening DuckDB %s (is another forum process using it?): %w", path, err)
 		}

@@ -28,8 +28,6 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
-	"net/url"
-	"os"
 	"sort"
 	"strconv"
 	"strings"
@@ -64,8 +62,8 @@ func Open(ctx context.Context, path string, log *zap.Logger) (*Store, error) {
 		log = zap.NewNop()
 	}
 	dsn := path
-	if !strings.Contains(path, "?") && MemoryLimit != "" {
-		dsn = path + "?memory_limit=" + url.QueryEscape(MemoryLimit)
+	if !strings.Contains(path, "?") {
+		dsn = path + "?memory_limit=" + DefaultMemoryLimit
 	}
 	db, err := sql.Open("duckdb", dsn)
 	if err != nil {
@@ -78,21 +76,14 @@ func Open(ctx context.Context, path string, log *zap.Logger) (*Store, error) {
 	return &Store{db: db, log: log.With(zap.String("store", "duckdb"))}, nil
 }
 
-// MemoryLimit is DuckDB's memory_limit for stores opened by Open (a path
-// with its own "?…" options keeps them). DuckDB's default is 80 % of RAM,
-// and its buffer pool caches table data up to that, so an embedded run's
-// resident memory would grow with the history (bench/PIPELINE.md measured
-// 0.8 GB of DuckDB cache after one day). Past the limit DuckDB evicts or
-// spills to its temp directory instead. Overridden by FORUM_DUCKDB_MEMORY_LIMIT
-// (read once at start; e.g. "2GB"; empty: DuckDB's default).
-var MemoryLimit = envOr("FORUM_DUCKDB_MEMORY_LIMIT", "512MB")
-
-func envOr(k, def string) string {
-	if v, ok := os.LookupEnv(k); ok {
-		return v
-	}
-	return def
-}
+// DefaultMemoryLimit is DuckDB's memory_limit for a path without options
+// of its own ("…?memory_limit=2GB" keeps its value; forum's
+// --duckdb-memory-limit passes one that way). DuckDB's default is 80 % of
+// RAM, and its buffer pool caches table data up to that, so an embedded
+// run's resident memory would grow with the history (bench/PIPELINE.md
+// measured 0.8 GB of DuckDB cache after one day). Past the limit DuckDB
+// evicts or spills to its temp directory instead.
+const DefaultMemoryLimit = "512MB"
 
 // Close closes the database.
 func (s *Store) Close() error {

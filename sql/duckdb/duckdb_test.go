@@ -40,7 +40,7 @@ func TestHealthBulk(t *testing.T) {
 	storetest.RunHealthBulk(t, storetest.TempFile(Open, "forum.duckdb"))
 }
 
-// TestMemoryLimit pins that Open caps DuckDB's buffer pool (MemoryLimit)
+// TestMemoryLimit pins that Open caps DuckDB's buffer pool (DefaultMemoryLimit)
 // instead of DuckDB's default of 80 % of RAM.
 func TestMemoryLimit(t *testing.T) {
 	s, err := Open(context.Background(), filepath.Join(t.TempDir(), "m.duckdb"), nil)
@@ -52,7 +52,7 @@ func TestMemoryLimit(t *testing.T) {
 	if err := s.db.QueryRow(`SELECT current_setting('memory_limit')`).Scan(&got); err != nil {
 		t.Fatal(err)
 	}
-	if MemoryLimit != "512MB" || !strings.HasPrefix(got, "488") { // 512 MB = 488.2 MiB
-		t.Fatalf("memory_limit = %q (MemoryLimit %q), want 512MB", got, MemoryLimit)
+	if DefaultMemoryLimit != "512MB" || !strings.HasPrefix(got, "488") { // 512 MB = 488.2 MiB
+		t.Fatalf("memory_limit = %q (DefaultMemoryLimit %q), want 512MB", got, DefaultMemoryLimit)
 	}
 }
