@@ -15,18 +15,49 @@ import (
 	"fmt"
 	"net"
 	"os"
+	"strconv"
 	"strings"
 	"time"
 
+	"github.com/forum-mcp/forum/schema"
 	"github.com/segmentio/kafka-go"
 	"github.com/twmb/franz-go/pkg/kfake"
 	"go.uber.org/zap"
 )
 
-// TopicSpec names a topic and its partition count.
+// TopicSpec names a topic, its partition count and its topic configs.
 type TopicSpec struct {
 	Name       string
 	Partitions int
+	Configs    map[string]string // e.g. cleanup.policy; nil for the broker's defaults
+}
+
+// CompactionLag is how long a value on a compacted topic is kept before
+// compaction may drop it for a newer value of its key: a sink up to a week
+// behind still reads every value.
+const CompactionLag = 7 * 24 * time.Hour
+
+// TopicSpecs returns the topic table (schema.Topics) as specs: fixed
+// partition counts as the table says, defaultPartitions for the rest;
+// compacted topics with cleanup.policy=compact and min.compaction.lag.ms,
+// and topics the table keeps forever with retention.ms=-1.
+func TopicSpecs(defaultPartitions int) []TopicSpec {
+	out := make([]TopicSpec, 0, len(schema.Topics))
+	for _, t := range schema.Topics {
+		p := t.Partitions
+		if p <= 0 {
+			p = max(defaultPartitions, 1)
+		}
+		spec := TopicSpec{Name: t.Name, Partitions: p}
+		switch {
+		case t.Cleanup == schema.CleanupCompact:
+			spec.Configs = map[string]string{"cleanup.policy": "compact", "min.compaction.lag.ms": strconv.FormatInt(CompactionLag.Milliseconds(), 10)}
+		case t.Forever:
+			spec.Configs = map[string]string{"cleanup.policy": "delete", "retention.ms": "-1"}
+		}
+		out = append(out, spec)
+	}
+	return out
 }
 
 // Embedded is the in-process broker.
@@ -86,7 +117,11 @@ func EnsureTopics(ctx context.Context, brokers []string, topics []TopicSpec, log
 	cl := &kafka.Client{Addr: kafka.TCP(brokers...), Timeout: 10 * time.Second}
 	req := &kafka.CreateTopicsRequest{}
 	for _, t := range topics {
-		req.Topics = append(req.Topics, kafka.TopicConfig{Topic: t.Name, NumPartitions: t.Partitions, ReplicationFactor: 1})
+		tc := kafka.TopicConfig{Topic: t.Name, NumPartitions: t.Partitions, ReplicationFactor: 1}
+		for k, v := range t.Configs {
+			tc.ConfigEntries = append(tc.ConfigEntries, kafka.ConfigEntry{ConfigName: k, ConfigValue: v})
+		}
+		req.Topics = append(req.Topics, tc)
 	}
 	var lastErr error
 	for attempt := 0; attempt < 20; attempt++ {

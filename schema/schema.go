@@ -2,28 +2,26 @@
 // processors (processors/), the store (sql/) and the API (api/).
 //
 // Everything that crosses a Kafka topic is defined here, so a producer and its
-// consumers can never disagree about a field. Values are JSON on the wire; every
-// message carries ObservedAt (event time), and every message is keyed by server
-// name (see ARCHITECTURE.md).
+// consumers can never disagree about a field, and every topic is a row of one
+// table (topics.go: name, partitions, key, cleanup policy, value type, who
+// writes and who reads), from which the topics are created. Values are JSON
+// on the wire; every message carries its event time, and is keyed as its
+// topic's row says. Every value type has a Validate method and decodes
+// through Decode (decode.go), so each consumer refuses bad input the same
+// way, with a reason code for the dlq.
+//
+// Files: schema.go (registry records, drift events, snapshots, dead
+// letters), health.go (probe requests and checks), github.go (GitHub
+// observations), incidents.go (curated incidents), outputs.go (what the
+// processors conclude: drift, incident and provenance state, owner bursts,
+// base rates, trust records, publications, progress markers), repo.go (the
+// repository key every stage agrees on), topics.go, decode.go.
 package schema
 
 import (
 	"encoding/json"
 	"time"
 )
-
-// Topic names. One constant per topic so a typo is a compile error.
-const (
-	TopicRegistryRecords   = "registry.records"   // crawler/replay -> differ (one partition: a snapshot is read in order)
-	TopicRegistryDiffs     = "registry.diffs"     // differ -> processors (drift events, keyed by server)
-	TopicRegistrySnapshots = "registry.snapshots" // differ -> store (one summary per applied snapshot)
-	TopicDLQ               = "dlq"                // any stage -> store (bad input + reason)
-	TopicProbeRequests     = "probe.requests"     // probe scheduler -> probers (keyed by server)
-	TopicHealthChecks      = "health.checks"      // probers -> store and scorers (keyed by server)
-)
-
-// AllTopics lists every topic the skeleton creates, in creation order.
-var AllTopics = []string{TopicRegistryRecords, TopicRegistryDiffs, TopicRegistrySnapshots, TopicDLQ, TopicProbeRequests, TopicHealthChecks}
 
 // ServerDetail is the registry's ServerDetail (v0.1), with the fields the
 // pipeline reads. Unknown fields are kept in Entry.Server (raw).
@@ -238,4 +236,7 @@ const (
 	ReasonBadMessage     = "bad_message"     // a bus message that does not decode
 	ReasonHTTPStatus     = "http_status"     // an upstream page answered with an error status
 	ReasonBodyTooLarge   = "body_too_large"
+	ReasonMissingField   = "missing_field" // a field every consumer needs is empty
+	ReasonInvalidValue   = "invalid_value" // a field holds a value outside its domain
+	ReasonUnknownKind    = "unknown_kind"  // a drift event kind or message type we do not know
 )

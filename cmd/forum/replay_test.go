@@ -280,11 +280,11 @@ func TestIntegrationKafkaReplay(t *testing.T) {
 	if _, err := cl.Metadata(ctx, &kafka.MetadataRequest{}); err != nil {
 		t.Fatalf("Kafka at %s: %v", brokers, err)
 	}
-	if _, err := cl.DeleteTopics(ctx, &kafka.DeleteTopicsRequest{Topics: schema.AllTopics}); err != nil {
+	if _, err := cl.DeleteTopics(ctx, &kafka.DeleteTopicsRequest{Topics: schema.TopicNames()}); err != nil {
 		t.Fatalf("deleting old topics: %v", err)
 	}
 	for i := 0; ; i++ {
-		md, err := cl.Metadata(ctx, &kafka.MetadataRequest{Topics: schema.AllTopics})
+		md, err := cl.Metadata(ctx, &kafka.MetadataRequest{Topics: schema.TopicNames()})
 		gone := err == nil
 		if err == nil {
 			for _, tp := range md.Topics {

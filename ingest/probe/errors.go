@@ -3,11 +3,14 @@ package probe
 import (
 	"errors"
 	"fmt"
+
+	"github.com/forum-mcp/forum/schema"
 )
 
-// ErrorClass is the machine-readable reason of a failed (or partial) check.
-// Values are stable: they land in health_checks and in metrics labels.
-type ErrorClass string
+// ErrorClass is the machine-readable reason of a failed (or partial) check
+// (schema.ErrorClass: it crosses health.checks). Values are stable: they
+// land in health_checks and in metrics labels.
+type ErrorClass = schema.ErrorClass
 
 // Error classes. The comment names the outcome each one leads to.
 const (

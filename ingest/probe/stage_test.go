@@ -47,7 +47,7 @@ func TestScheduledProbesReachTheStore(t *testing.T) {
 	}
 	defer b.Close()
 	var topics []bus.TopicSpec
-	for _, tp := range schema.AllTopics {
+	for _, tp := range schema.TopicNames() {
 		topics = append(topics, bus.TopicSpec{Name: tp, Partitions: 2})
 	}
 	if err := bus.EnsureTopics(ctx, b.Addrs(), topics, log); err != nil {

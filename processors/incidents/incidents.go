@@ -29,6 +29,7 @@ import (
 	"time"
 
 	"github.com/forum-mcp/forum/processors/trust"
+	"github.com/forum-mcp/forum/schema"
 	"github.com/forum-mcp/forum/sql/store"
 )
 
@@ -42,54 +43,31 @@ var (
 
 // Actions on the topic and in the audit log.
 const (
-	ActionInsert  = "insert"
-	ActionRetract = "retract"
+	ActionInsert  = schema.IncidentActionInsert
+	ActionRetract = schema.IncidentActionRetract
 )
 
-// Record is one incident as it travels on the topic and is served.
-type Record struct {
-	ID        string    `json:"id"`
-	Server    string    `json:"server"`
-	Date      time.Time `json:"date"`
-	Class     string    `json:"class"`
-	Severity  string    `json:"severity"`
-	Status    string    `json:"status"`
-	SourceURI string    `json:"source_uri"`
-	Curator   string    `json:"curator"`
-	Note      string    `json:"note,omitempty"`
-	UpdatedAt time.Time `json:"updated_at"`
-}
+// The wire types live in schema (they cross the incidents topic).
+type (
+	Record = schema.Incident
+	Audit  = schema.IncidentAudit
+	Msg    = schema.IncidentMsg
+)
 
-// Audit is one audit-log entry.
-type Audit struct {
-	ID     string    `json:"id"`
-	Action string    `json:"action"` // insert|retract
-	Who    string    `json:"who"`
-	Reason string    `json:"reason"`
-	At     time.Time `json:"at"`
-}
-
-// Msg is the value on Topic: the incident after the action, and the audit
-// entry of the action.
-type Msg struct {
-	Incident Record `json:"incident"`
-	Audit    Audit  `json:"audit"`
-}
-
-// Row returns the store row of a record.
-func (r Record) Row() store.Incident {
+// Row returns the store row of an incident.
+func Row(r schema.Incident) store.Incident {
 	return store.Incident{ID: r.ID, Server: r.Server, Date: r.Date.UTC(), Class: r.Class, Severity: r.Severity, Status: r.Status,
 		SourceURI: r.SourceURI, Curator: r.Curator, Note: r.Note, UpdatedAt: r.UpdatedAt.UTC()}
 }
 
 // FromRow is the record of a store row.
-func FromRow(r store.Incident) Record {
-	return Record{ID: r.ID, Server: r.Server, Date: r.Date, Class: r.Class, Severity: r.Severity, Status: r.Status,
+func FromRow(r store.Incident) schema.Incident {
+	return schema.Incident{ID: r.ID, Server: r.Server, Date: r.Date, Class: r.Class, Severity: r.Severity, Status: r.Status,
 		SourceURI: r.SourceURI, Curator: r.Curator, Note: r.Note, UpdatedAt: r.UpdatedAt}
 }
 
 // AuditRow returns the audit row of a message.
-func (m Msg) AuditRow() store.IncidentAudit {
+func AuditRow(m schema.IncidentMsg) store.IncidentAudit {
 	rec, _ := json.Marshal(m.Incident)
 	return store.IncidentAudit{ID: m.Audit.ID, IncidentID: m.Incident.ID, Server: m.Incident.Server, Action: m.Audit.Action,
 		Who: m.Audit.Who, Reason: m.Audit.Reason, At: m.Audit.At.UTC(), Record: string(rec)}

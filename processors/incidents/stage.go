@@ -51,9 +51,9 @@ func (s *Stage) Apply(ctx context.Context, msgs []Msg) error {
 	rows := make([]store.Incident, 0, len(msgs))
 	audit := make([]store.IncidentAudit, 0, len(msgs))
 	for _, m := range msgs {
-		rows = append(rows, m.Incident.Row())
+		rows = append(rows, Row(m.Incident))
 		if m.Audit.ID != "" {
-			audit = append(audit, m.AuditRow())
+			audit = append(audit, AuditRow(m))
 		}
 	}
 	if s.Store != nil {

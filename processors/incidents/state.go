@@ -57,7 +57,7 @@ func (s *State) Apply(msgs ...Msg) {
 		if e == nil {
 			e = &Entry{Record: m.Incident}
 			s.byID[m.Incident.ID] = e
-		} else if store.NewerIncident(m.Incident.Row(), e.Record.Row()) {
+		} else if store.NewerIncident(Row(m.Incident), Row(e.Record)) {
 			e.Record = m.Incident
 		}
 		if m.Audit.ID != "" {

@@ -58,6 +58,7 @@ import (
 	"github.com/forum-mcp/forum/processors/method"
 	"github.com/forum-mcp/forum/processors/scorer"
 	"github.com/forum-mcp/forum/processors/trust"
+	"github.com/forum-mcp/forum/schema"
 )
 
 // Gate parameters (SPEC §1.2).
@@ -153,18 +154,8 @@ func (s *State) Len() int {
 	return len(s.obs)
 }
 
-// GateState is the coverage gate at a time.
-type GateState struct {
-	Open        bool       `json:"open"`
-	CoveragePct float64    `json:"coverage_pct"`
-	Resolvable  int        `json:"resolvable"` // distinct github.com repos listed
-	Fresh       int        `json:"fresh"`      // observed within max_age
-	Observed    int        `json:"observed"`
-	Oldest      *time.Time `json:"oldest_observation"`
-	MaxAgeHours float64    `json:"max_age_hours"`
-	MinCoverage float64    `json:"min_coverage"`
-	At          time.Time  `json:"at"`
-}
+// GateState is the coverage gate at a time (schema.ProvenanceGate).
+type GateState = schema.ProvenanceGate
 
 // Gate computes the coverage gate at now.
 func (s *State) Gate(now time.Time) GateState {
@@ -200,33 +191,8 @@ func (s *State) Gate(now time.Time) GateState {
 }
 
 // Flags are the observable facts of one server (the definitions in the
-// package doc). Unknown is reported through the *Known fields.
-type Flags struct {
-	GitHubURL    bool    `json:"github_url"`
-	Observed     bool    `json:"observed"`
-	Resolved     bool    `json:"resolved"`
-	CommitsKnown bool    `json:"commits_known"`
-	Fork         bool    `json:"fork"`
-	Archived     bool    `json:"archived"`
-	NoLicense    bool    `json:"no_license"`
-	Under30d     bool    `json:"repo_under_30d"`
-	StaleOver1y  bool    `json:"stale_over_1y"`
-	Stars100     bool    `json:"stars_ge_100"`
-	LateGT30d    bool    `json:"repo_created_after_listing_gt30d"`
-	Late1to30d   bool    `json:"repo_created_after_listing_1_30d"`
-	NoCommits90d bool    `json:"no_commits_90d"`
-	SingleAuthor bool    `json:"single_author_90d"`
-	CapHit       bool    `json:"commit_cap_hit"`
-	Verified     bool    `json:"verified_commits_90d"`
-	OwnerKnown   bool    `json:"owner_age_known"`
-	OwnerOld     bool    `json:"owner_older_than_1y"`
-	OwnerAgeDays float64 `json:"owner_age_days"`
-	Mismatch     bool    `json:"namespace_owner_mismatch"`
-	CoRegCluster bool    `json:"co_registration_cluster_with_hygiene"` // with hygiene
-	OneRepoMany  bool    `json:"one_repo_many_servers_with_hygiene"`   // with hygiene
-	LagDays      float64 `json:"listing_lag_days"`
-	RepoAgeDays  float64 `json:"repo_age_days"`
-}
+// package doc; schema.ProvenanceFlags, as they travel on provenance.signals).
+type Flags = schema.ProvenanceFlags
 
 // FlagsOf derives a server's flags from its observation (nil: not
 // observed), listing and registry facts, at now.

@@ -8,33 +8,15 @@ import (
 	"github.com/forum-mcp/forum/ingest/github"
 	"github.com/forum-mcp/forum/processors/method"
 	"github.com/forum-mcp/forum/processors/trust"
+	"github.com/forum-mcp/forum/schema"
 )
 
-// Server is one server's provenance as the processor computes it.
-type Server struct {
-	Server      string              `json:"server"`
-	RepoURL     string              `json:"repo_url"`
-	ListedAt    time.Time           `json:"listed_at"`
-	Observation *github.Observation `json:"observation"`
-	Flags       Flags               `json:"flags"`
-	// Provenance is the sub-score from the pinned calibration (null with a
-	// reason when the repo is unresolved or not observed).
-	Provenance trust.SubScore `json:"provenance"`
-}
+// Server is one server's provenance as the processor computes it
+// (schema.ProvenanceSignal: the value on provenance.signals).
+type Server = schema.ProvenanceSignal
 
-// Rate is one flag's live base rate next to the pinned one.
-type Rate struct {
-	Flag         string   `json:"flag"`
-	Denominator  string   `json:"denominator"`
-	Count        int      `json:"count"`
-	N            int      `json:"n"`
-	Live         *float64 `json:"live"` // null when N = 0
-	Pinned       *float64 `json:"pinned"`
-	PinnedSource string   `json:"pinned_source,omitempty"`
-	DeltaPP      *float64 `json:"delta_pp"` // (live − pinned) in percentage points
-	Scored       bool     `json:"scored"`   // a signal of the method (else a reference rate)
-	Direction    string   `json:"direction,omitempty"`
-}
+// Rate is one flag's live base rate next to the pinned one (schema.BaseRate).
+type Rate = schema.BaseRate
 
 // Denominators.
 const (

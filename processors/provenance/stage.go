@@ -3,7 +3,6 @@ package provenance
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"sync"
 	"time"
@@ -106,11 +105,7 @@ func (s *Stage) Handle(ctx context.Context, msgs []kafka.Message) error {
 			obs = append(obs, o)
 			continue
 		}
-		reason := github.ReasonMalformed
-		var ie *github.InvalidError
-		if errors.As(err, &ie) {
-			reason = ie.Reason
-		}
+		reason := schema.ReasonOf(err)
 		src := fmt.Sprintf("%s/%d@%d", m.Topic, m.Partition, m.Offset)
 		at := m.Time
 		if at.IsZero() {

@@ -70,11 +70,11 @@ func TestStageDeadLetters(t *testing.T) {
 		value  []byte
 		reason string
 	}{
-		{[]byte("{not json"), github.ReasonMalformed},
-		{enc(func(o *github.Observation) { o.Repo = "" }), github.ReasonMissingRepo},
-		{enc(func(o *github.Observation) { o.Status = "exploded" }), github.ReasonInvalidStatus},
-		{enc(func(o *github.Observation) { o.ObservedAt = time.Time{} }), github.ReasonMissingObserved},
-		{enc(func(o *github.Observation) { o.Stars = -40 }), github.ReasonImplausibleValue},
+		{[]byte("{not json"), schema.ReasonMalformedJSON},
+		{enc(func(o *github.Observation) { o.Repo = "" }), schema.ReasonMissingRepo},
+		{enc(func(o *github.Observation) { o.Status = "exploded" }), schema.ReasonInvalidStatus},
+		{enc(func(o *github.Observation) { o.ObservedAt = time.Time{} }), schema.ReasonMissingObserved},
+		{enc(func(o *github.Observation) { o.Stars = -40 }), schema.ReasonImplausibleValue},
 	}
 	var msgs []kafka.Message
 	for _, x := range bad {

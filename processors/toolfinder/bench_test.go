@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"testing"
 	"time"
+
+	"github.com/forum-mcp/forum/schema"
 )
 
 // BenchmarkScore scores one server (the scorer runs it once per server per
@@ -31,6 +33,6 @@ func BenchmarkScore(b *testing.B) {
 func BenchmarkNormalizeRepoURL(b *testing.B) {
 	b.ReportAllocs()
 	for b.Loop() {
-		_ = NormalizeRepoURL("https://github.com/acme/weather-mcp/tree/main/server")
+		_ = schema.NormalizeRepoURL("https://github.com/acme/weather-mcp/tree/main/server")
 	}
 }

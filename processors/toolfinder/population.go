@@ -104,7 +104,7 @@ func NewPopulation(entries []PopEntry) *Population {
 		e := p.entries[n]
 		ns := schema.Namespace(n)
 		p.nsSize[ns]++
-		pk := &popKeys{desc: NormalizeDescription(e.Description), repo: NormalizeRepoURL(e.RepoURL)}
+		pk := &popKeys{desc: NormalizeDescription(e.Description), repo: schema.NormalizeRepoURL(e.RepoURL)}
 		p.keys[n] = pk
 		if d := pk.desc; d != "" {
 			p.descCount[ns+"\x00"+d]++
@@ -124,7 +124,7 @@ func NewPopulation(entries []PopEntry) *Population {
 		if k := pk.repo; k != "" {
 			p.repo[k] = append(p.repo[k], n)
 			if _, ok := p.canonical[k]; !ok {
-				_, repoName := RepoOwnerName(e.RepoURL)
+				_, repoName := schema.RepoOwnerName(e.RepoURL)
 				if repoName != "" && strings.EqualFold(lastSegment(n), repoName) {
 					p.canonical[k] = n // names are visited in order: the first match wins
 				}

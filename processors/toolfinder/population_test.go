@@ -24,11 +24,11 @@ func TestNormalizeRepoURL(t *testing.T) {
 		"none": "",
 	}
 	for in, want := range cases {
-		if got := NormalizeRepoURL(in); got != want {
-			t.Errorf("NormalizeRepoURL(%q) = %q, want %q", in, got, want)
+		if got := schema.NormalizeRepoURL(in); got != want {
+			t.Errorf("schema.NormalizeRepoURL(%q) = %q, want %q", in, got, want)
 		}
 	}
-	if o, n := RepoOwnerName("https://github.com/Acme/Weather.git"); o != "acme" || n != "weather" {
+	if o, n := schema.RepoOwnerName("https://github.com/Acme/Weather.git"); o != "acme" || n != "weather" {
 		t.Errorf("RepoOwnerName = %q %q", o, n)
 	}
 }

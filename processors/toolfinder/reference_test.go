@@ -7,6 +7,8 @@ package toolfinder
 import (
 	"strings"
 	"testing"
+
+	"github.com/forum-mcp/forum/schema"
 )
 
 func refNormalizeDescription(s string) string {
@@ -81,16 +83,16 @@ func FuzzRepoAndDescriptionMatchReference(f *testing.F) {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, s string) {
-		if g, w := NormalizeRepoURL(s), refNormalizeRepoURL(s); g != w {
-			t.Fatalf("NormalizeRepoURL(%q) = %q, reference %q", s, g, w)
+		if g, w := schema.NormalizeRepoURL(s), refNormalizeRepoURL(s); g != w {
+			t.Fatalf("schema.NormalizeRepoURL(%q) = %q, reference %q", s, g, w)
 		}
-		go1, gn := RepoOwnerName(s)
+		go1, gn := schema.RepoOwnerName(s)
 		wo, wn := refRepoOwnerName(s)
 		if go1 != wo || gn != wn {
-			t.Fatalf("RepoOwnerName(%q) = %q %q, reference %q %q", s, go1, gn, wo, wn)
+			t.Fatalf("schema.RepoOwnerName(%q) = %q %q, reference %q %q", s, go1, gn, wo, wn)
 		}
-		if g, w := RepoHost(s), refRepoHost(s); g != w {
-			t.Fatalf("RepoHost(%q) = %q, reference %q", s, g, w)
+		if g, w := schema.RepoHost(s), refRepoHost(s); g != w {
+			t.Fatalf("schema.RepoHost(%q) = %q, reference %q", s, g, w)
 		}
 		if g, w := NormalizeDescription(s), refNormalizeDescription(s); g != w {
 			t.Fatalf("NormalizeDescription(%q) = %q, reference %q", s, g, w)

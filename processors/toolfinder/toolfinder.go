@@ -42,6 +42,8 @@ import (
 	"time"
 	"unicode"
 	"unicode/utf8"
+
+	"github.com/forum-mcp/forum/schema"
 )
 
 //go:embed flags.json
@@ -502,7 +504,7 @@ func adoption(in Input) Component {
 	f := Finding{Probe: "adoption.stars", Evidence: ev(in.GitHub.Observation)}
 	owner := in.GitHub.OwnerLogin
 	if owner == "" {
-		owner, _ = RepoOwnerName(in.RepoURL)
+		owner, _ = schema.RepoOwnerName(in.RepoURL)
 	}
 	switch {
 	case !in.GateOpen:
@@ -563,7 +565,7 @@ func security(in Input, authPoints float64) Component {
 	}
 	// source repository
 	s := Finding{Probe: "security.source_repo", Evidence: ev(in.GitHub.Observation)}
-	listed := NormalizeRepoURL(in.RepoURL) != ""
+	listed := schema.NormalizeRepoURL(in.RepoURL) != ""
 	switch {
 	case !listed:
 		s.Outcome, s.Message = Negative, "no source repository listed"

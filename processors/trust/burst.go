@@ -8,20 +8,6 @@ import (
 	"github.com/forum-mcp/forum/schema"
 )
 
-// OwnerBurst is the draft6 owner-burst evidence (SPEC §4 Owner burst): no
-// score impact, attached only to records of flagged namespaces.
-type OwnerBurst struct {
-	RecurringBurst       bool `json:"recurring_burst"`
-	WindowsOverThreshold int  `json:"windows_over_threshold"`
-	FirstWindowBurst     bool `json:"first_window_burst"`
-	// PerWindowNew counts new_server events per 24 h window, oldest first;
-	// the last element is the current window (now−24 h, now].
-	PerWindowNew []int `json:"per_window_new"`
-}
-
-// Flagged reports whether the namespace meets either definition.
-func (b OwnerBurst) Flagged() bool { return b.RecurringBurst || b.FirstWindowBurst }
-
 // OwnerBurstOf evaluates one namespace from its new_server event times.
 // Windows are the last `windows` (7) consecutive 24 h windows ending at now,
 // (now−24h·(i+1), now−24h·i]; events after now or before the oldest window

@@ -7,7 +7,6 @@ import (
 	"unicode"
 
 	"github.com/forum-mcp/forum/processors/method"
-	"github.com/forum-mcp/forum/processors/toolfinder"
 	"github.com/forum-mcp/forum/schema"
 )
 
@@ -63,12 +62,12 @@ func NamespaceOwnerMismatch(name, repoURL, repoOwner string) bool {
 	if !strings.HasPrefix(ns, "io.github.") {
 		return false
 	}
-	if toolfinder.RepoHost(repoURL) != "github.com" {
+	if schema.RepoHost(repoURL) != "github.com" {
 		return false
 	}
 	owner := strings.ToLower(repoOwner)
 	if owner == "" {
-		owner, _ = toolfinder.RepoOwnerName(repoURL)
+		owner, _ = schema.RepoOwnerName(repoURL)
 	}
 	if owner == "" {
 		return false
@@ -97,9 +96,9 @@ func RegistryFacts(w *method.Weights, listings []Listing) map[string]Facts {
 	for i, l := range listings {
 		owner := strings.ToLower(l.RepoOwner)
 		if owner == "" {
-			owner, _ = toolfinder.RepoOwnerName(l.RepoURL)
+			owner, _ = schema.RepoOwnerName(l.RepoURL)
 		}
-		if r := toolfinder.NormalizeRepoURL(l.RepoURL); r != "" {
+		if r := schema.NormalizeRepoURL(l.RepoURL); r != "" {
 			repoCount[r]++
 		}
 		if l.PublishedAt.IsZero() {
@@ -114,7 +113,7 @@ func RegistryFacts(w *method.Weights, listings []Listing) map[string]Facts {
 	out := make(map[string]Facts, len(listings))
 	for _, l := range listings {
 		f := Facts{NamespaceOwnerMismatch: NamespaceOwnerMismatch(l.Name, l.RepoURL, l.RepoOwner)}
-		if r := toolfinder.NormalizeRepoURL(l.RepoURL); r != "" {
+		if r := schema.NormalizeRepoURL(l.RepoURL); r != "" {
 			f.RepoServers = repoCount[r]
 		}
 		if l.Evidence != nil {
@@ -144,15 +143,6 @@ func RegistryFacts(w *method.Weights, listings []Listing) map[string]Facts {
 		}
 	}
 	return out
-}
-
-// BulkEdit is one namespace-level bulk description edit (SPEC §4 Drift):
-// one namespace changed the descriptions of >= bulk_edit_min_servers distinct
-// servers within bulk_edit_window_hours. A pattern flag, weight 0.
-type BulkEdit struct {
-	Namespace string    `json:"namespace"`
-	Start     time.Time `json:"start"`
-	Servers   int       `json:"servers"`
 }
 
 // BulkEdits finds bulk edits in description_changed events, per namespace.

@@ -48,58 +48,29 @@ import (
 	"github.com/forum-mcp/forum/schema"
 )
 
-// Evidence is a machine-readable pointer to a stored observation (SPEC §5).
-type Evidence struct {
-	Kind       string    `json:"kind"` // health_check|registry_event|github_repo|scan_finding|incident
-	ID         string    `json:"id"`
-	ObservedAt time.Time `json:"observed_at"`
-	URI        string    `json:"uri,omitempty"`
-}
+// The record parts are wire types (schema/trust.go): they travel in
+// processor outputs and sealed records.
+type (
+	Evidence   = schema.Evidence
+	Signal     = schema.Signal
+	SubScore   = schema.SubScore
+	Unobserved = schema.Unobserved
+	OpenSignal = schema.OpenSignal
+	OwnerBurst = schema.OwnerBurst
+	BulkEdit   = schema.BulkEdit
+)
 
 // Evidence kinds.
 const (
-	EvHealthCheck   = "health_check"
-	EvRegistryEvent = "registry_event"
-	EvGitHubRepo    = "github_repo"
-	EvScanFinding   = "scan_finding"
-	EvIncident      = "incident"
+	EvHealthCheck   = schema.EvHealthCheck
+	EvRegistryEvent = schema.EvRegistryEvent
+	EvGitHubRepo    = schema.EvGitHubRepo
+	EvScanFinding   = schema.EvScanFinding
+	EvIncident      = schema.EvIncident
 )
 
-// Severity of a signal that is open high-severity.
-const SeverityHigh = "high"
-
-// Signal is one finding behind a sub-score. Penalty is what it subtracted
-// (negative for a bonus) after base-rate factors and decay.
-type Signal struct {
-	ID        string             `json:"id"`
-	Direction string             `json:"direction"`          // method direction (strong_negative, negative, …)
-	Severity  string             `json:"severity,omitempty"` // "high" for open high-severity signals; the finding's severity for static/incidents
-	Open      bool               `json:"open"`               // counts for the band now
-	Penalty   float64            `json:"penalty"`
-	Values    map[string]float64 `json:"values,omitempty"` // base_rate, factor, magnitude, decay, age_days …
-	Note      string             `json:"note,omitempty"`
-	Evidence  []Evidence         `json:"evidence,omitempty"`
-}
-
-// StrongNegative reports whether the signal is an open strong negative.
-func (s Signal) StrongNegative() bool { return s.Open && s.Direction == method.StrongNegative }
-
-// HighSeverity reports whether the signal is an open high-severity signal.
-func (s Signal) HighSeverity() bool {
-	return s.Open && (s.Severity == SeverityHigh || s.Direction == method.StrongNegative)
-}
-
-// SubScore is one of the four sub-scores. Value is nil when unknown, with
-// Reason saying why (never 0 for unknown).
-type SubScore struct {
-	Value    *float64   `json:"value"`
-	Reason   string     `json:"reason,omitempty"`
-	Signals  []Signal   `json:"signals"`
-	Evidence []Evidence `json:"evidence"`
-}
-
-// Known reports whether the sub-score has a value.
-func (s SubScore) Known() bool { return s.Value != nil }
+// SeverityHigh is the severity of a signal that is open high-severity.
+const SeverityHigh = schema.SeverityHigh
 
 // Reason codes for unknown sub-scores and unobserved dimensions.
 const (
@@ -148,19 +119,6 @@ type EndpointInput struct {
 	HasRemote bool
 	Outcome   string    // ok|auth_required|handshake_failed|unreachable|not_checked ("" = not_checked)
 	Check     *Evidence // the health check, when there is one
-}
-
-// Unobserved names a dimension that could not be observed and why.
-type Unobserved struct {
-	Dimension string `json:"dimension"` // provenance|static|drift|incidents|endpoint
-	Reason    string `json:"reason"`
-}
-
-// OpenSignal is a record-level summary of a signal that affects the band.
-type OpenSignal struct {
-	SubScore string `json:"sub_score"`
-	ID       string `json:"id"`
-	Kind     string `json:"kind"` // strong_negative | high_severity
 }
 
 // Result is the trust part of one published record.
@@ -221,9 +179,9 @@ func ComputeWith(w *method.Weights, in Input, now time.Time) Result {
 		for _, sg := range sub.s.Signals {
 			switch {
 			case sg.StrongNegative():
-				r.OpenSignals = append(r.OpenSignals, OpenSignal{sub.name, sg.ID, "strong_negative"})
+				r.OpenSignals = append(r.OpenSignals, OpenSignal{SubScore: sub.name, ID: sg.ID, Kind: "strong_negative"})
 			case sg.HighSeverity():
-				r.OpenSignals = append(r.OpenSignals, OpenSignal{sub.name, sg.ID, "high_severity"})
+				r.OpenSignals = append(r.OpenSignals, OpenSignal{SubScore: sub.name, ID: sg.ID, Kind: "high_severity"})
 			}
 		}
 	}
@@ -344,23 +302,23 @@ func coverage(in Input, r *Result) (string, []Unobserved) {
 	switch {
 	case !in.Endpoint.HasRemote:
 		vis = VisNoEndpoint
-		un = append(un, Unobserved{"endpoint", ReasonNoEndpoint})
+		un = append(un, Unobserved{Dimension: "endpoint", Reason: ReasonNoEndpoint})
 	case outcome == "ok":
 		vis = VisLiveEndpoint
 	case outcome == "auth_required":
 		vis = VisOAuthGated
-		un = append(un, Unobserved{"endpoint", ReasonAuthRequired})
+		un = append(un, Unobserved{Dimension: "endpoint", Reason: ReasonAuthRequired})
 	default:
 		// handshake_failed, unreachable and not_checked all leave the
 		// endpoint unobserved; the reason code keeps them apart.
-		un = append(un, Unobserved{"endpoint", outcome})
+		un = append(un, Unobserved{Dimension: "endpoint", Reason: outcome})
 	}
 	for _, s := range []struct {
 		name string
 		s    SubScore
 	}{{"provenance", r.Provenance}, {"static", r.Static}, {"drift", r.Drift}, {"incidents", r.Incidents}} {
 		if s.s.Value == nil {
-			un = append(un, Unobserved{s.name, s.s.Reason})
+			un = append(un, Unobserved{Dimension: s.name, Reason: s.s.Reason})
 		}
 	}
 	return vis, un

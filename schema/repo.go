@@ -1,4 +1,4 @@
-package toolfinder
+package schema
 
 import (
 	"strings"
