@@ -14,12 +14,13 @@ import (
 	"github.com/forum-mcp/forum/bus"
 	"github.com/forum-mcp/forum/internal/checkpoint"
 	"github.com/forum-mcp/forum/schema"
-	"github.com/forum-mcp/forum/sql/store"
 )
 
-// Lister is what the scheduler reads: the latest view of the registry.
+// Lister is what the scheduler reads: the registry's latest view, a page at
+// a time (names after `after`; next is "" after the last page). The stores
+// implement it (sql/store.LatestEntries).
 type Lister interface {
-	ListServers(ctx context.Context, q store.ListQuery) ([]store.ServerRow, error)
+	LatestEntries(ctx context.Context, after string, limit int) (entries []schema.Entry, next string, err error)
 }
 
 // Target is one remote to probe.
@@ -33,31 +34,27 @@ type Target struct {
 // Targets reads every remote of every active latest entry.
 func Targets(ctx context.Context, l Lister) ([]Target, error) {
 	var out []Target
-	cursor := ""
+	after := ""
 	for {
-		rows, err := l.ListServers(ctx, store.ListQuery{Cursor: cursor, Limit: store.MaxListLimit})
+		page, next, err := l.LatestEntries(ctx, after, 1000)
 		if err != nil {
 			return nil, fmt.Errorf("listing servers: %w", err)
 		}
-		for _, r := range rows {
-			if r.Status == "deleted" {
+		for _, e := range page {
+			if e.Status() == "deleted" {
 				continue
 			}
-			var d schema.ServerDetail
-			if err := json.Unmarshal([]byte(r.Server), &d); err != nil {
-				continue // the record was parsed once already; a row that no longer decodes is skipped
-			}
-			for _, rem := range d.Remotes {
+			for _, rem := range e.Server.Remotes {
 				if rem.URL == "" || (rem.Type != TransportStreamableHTTP && rem.Type != TransportSSE) {
 					continue
 				}
-				out = append(out, Target{Server: r.Name, URL: rem.URL, Transport: rem.Type, Headers: rem.Headers})
+				out = append(out, Target{Server: e.Server.Name, URL: rem.URL, Transport: rem.Type, Headers: rem.Headers})
 			}
 		}
-		if len(rows) < store.MaxListLimit {
+		if next == "" {
 			return out, nil
 		}
-		cursor = rows[len(rows)-1].Name
+		after = next
 	}
 }
 

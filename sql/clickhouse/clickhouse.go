@@ -520,6 +520,12 @@ func scanRecords(rows driver.Rows) ([]store.Record, error) {
 const latestOrder = " ORDER BY name, observed_at_ms DESC, published_at_ms DESC, version DESC, content_sha256 DESC LIMIT 1 BY name"
 
 // ListServers pages over the latest view ordered by name.
+// LatestEntries pages over the latest view as registry entries
+// (store.LatestEntries).
+func (s *Store) LatestEntries(ctx context.Context, after string, limit int) ([]schema.Entry, string, error) {
+	return store.LatestEntries(ctx, s, after, limit)
+}
+
 func (s *Store) ListServers(ctx context.Context, q store.ListQuery) ([]store.ServerRow, error) {
 	rows, err := s.conn.Query(readCtx(ctx), `SELECT `+recordCols+` FROM servers_latest FINAL
 		WHERE name > ? AND (? = '' OR namespace = ?)`+latestOrder+` LIMIT ?`,

@@ -504,6 +504,12 @@ func scanRecords(rows *sql.Rows) ([]store.Record, error) {
 }
 
 // ListServers pages over the latest view ordered by name.
+// LatestEntries pages over the latest view as registry entries
+// (store.LatestEntries).
+func (s *Store) LatestEntries(ctx context.Context, after string, limit int) ([]schema.Entry, string, error) {
+	return store.LatestEntries(ctx, s, after, limit)
+}
+
 func (s *Store) ListServers(ctx context.Context, q store.ListQuery) ([]store.ServerRow, error) {
 	rows, err := s.db.QueryContext(ctx, `SELECT `+recordSelect+` FROM servers_latest
 		WHERE name > ? AND (? = '' OR namespace = ?) ORDER BY name LIMIT ?`,

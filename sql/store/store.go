@@ -15,6 +15,7 @@ package store
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"strings"
@@ -52,6 +53,9 @@ type Store interface {
 	// ListServers pages over the latest view ordered by name. Cursor is the
 	// last name of the previous page ("" for the first page).
 	ListServers(ctx context.Context, q ListQuery) ([]ServerRow, error)
+	// LatestEntries pages over the latest view as registry entries
+	// (LatestEntries below): the schema-typed read of ingest/.
+	LatestEntries(ctx context.Context, after string, limit int) (entries []schema.Entry, next string, err error)
 	// GetServer returns the latest entry of one server, or ErrNotFound.
 	GetServer(ctx context.Context, name string) (ServerRow, error)
 	// Versions returns every distinct stored content of a server's versions,
@@ -335,4 +339,44 @@ func LastByID[T any](xs []T, id func(T) string) []T {
 		out = append(out, x)
 	}
 	return out
+}
+
+// EntryOf rebuilds the registry entry of a stored record (the latest view's
+// rows are latest by construction, so IsLatest is set).
+func EntryOf(r Record) (schema.Entry, error) {
+	e := schema.Entry{Raw: json.RawMessage(r.Server), ContentSHA256: r.ContentSHA256,
+		Meta: schema.OfficialMeta{Status: r.Status, PublishedAt: r.PublishedAt, UpdatedAt: r.UpdatedAt, IsLatest: true}}
+	if err := json.Unmarshal([]byte(r.Server), &e.Server); err != nil {
+		return e, fmt.Errorf("stored server object of %s: %w", r.Name, err)
+	}
+	if e.Server.Name == "" {
+		e.Server.Name = r.Name
+	}
+	return e, nil
+}
+
+// LatestEntries pages over the latest view as registry entries (names
+// strictly after `after`, at most limit, by name): what readers outside
+// sql/ (the probe scheduler, the GitHub crawler's targets) need, in schema
+// types only. next is the cursor of the following page, "" after the last.
+// A row whose stored object no longer decodes is skipped (it decoded once,
+// when it was stored).
+func LatestEntries(ctx context.Context, s interface {
+	ListServers(ctx context.Context, q ListQuery) ([]ServerRow, error)
+}, after string, limit int) (entries []schema.Entry, next string, err error) {
+	limit = ClampLimit(limit, MaxListLimit)
+	rows, err := s.ListServers(ctx, ListQuery{Cursor: after, Limit: limit})
+	if err != nil {
+		return nil, "", err
+	}
+	entries = make([]schema.Entry, 0, len(rows))
+	for _, r := range rows {
+		if e, err := EntryOf(r.Record); err == nil {
+			entries = append(entries, e)
+		}
+	}
+	if len(rows) == limit {
+		next = rows[len(rows)-1].Name
+	}
+	return entries, next, nil
 }
