@@ -57,7 +57,10 @@ type TrustRecord struct {
 	Band            string
 	ToolfinderScore int
 	ContentSHA256   string
-	Record          string // the sealed record (RFC 8785 canonical JSON with content_sha256)
+	// LeafHash is the record's RFC 6962 Merkle leaf hash (hex) in its
+	// publication, stored so inclusion proofs never re-canonicalise.
+	LeafHash string
+	Record   string // the sealed record (RFC 8785 canonical JSON with content_sha256)
 }
 
 // Publication is one row of publications: a scoring run's signed header.
