@@ -15,6 +15,7 @@ import (
 	"fmt"
 	"net"
 	"os"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -150,7 +151,7 @@ func EnsureTopics(ctx context.Context, brokers []string, topics []TopicSpec, log
 func NewWriter(brokers []string, log *zap.Logger) *kafka.Writer {
 	return &kafka.Writer{
 		Addr:         kafka.TCP(brokers...),
-		Balancer:     &kafka.Hash{},
+		Balancer:     &Balancer{},
 		RequiredAcks: kafka.RequireAll,
 		// Batches are bounded by BatchBytes: a count of 10,000 lets small
 		// messages (drift events, health checks) fill a request instead of
@@ -163,6 +164,48 @@ func NewWriter(brokers []string, log *zap.Logger) *kafka.Writer {
 		MaxAttempts:  10,
 		ErrorLogger:  kafka.LoggerFunc(zapf(log, true)),
 	}
+}
+
+// PartitionHeader pins a message to one partition: its value is the
+// partition number in decimal. Progress markers use it (one per partition
+// of an output topic); everything else is placed by its key's hash.
+const PartitionHeader = "forum-partition"
+
+// Balancer places a message by its key's hash (kafka-go's Hash, as Kafka's
+// own clients do for keyed messages), or on the partition its
+// PartitionHeader names.
+type Balancer struct{ hash kafka.Hash }
+
+// Balance implements kafka.Balancer.
+func (b *Balancer) Balance(msg kafka.Message, partitions ...int) int {
+	for _, h := range msg.Headers {
+		if h.Key != PartitionHeader {
+			continue
+		}
+		if p, err := strconv.Atoi(string(h.Value)); err == nil && slices.Contains(partitions, p) {
+			return p
+		}
+	}
+	return b.hash.Balance(msg, partitions...)
+}
+
+// Partitions returns the number of partitions of a topic.
+func Partitions(ctx context.Context, brokers []string, topic string) (int, error) {
+	cl := &kafka.Client{Addr: kafka.TCP(brokers...), Timeout: 10 * time.Second}
+	meta, err := cl.Metadata(ctx, &kafka.MetadataRequest{Topics: []string{topic}})
+	if err != nil {
+		return 0, fmt.Errorf("metadata of %s: %w", topic, err)
+	}
+	for _, t := range meta.Topics {
+		if t.Name != topic {
+			continue
+		}
+		if t.Error != nil {
+			return 0, fmt.Errorf("topic %s: %w", topic, t.Error)
+		}
+		return len(t.Partitions), nil
+	}
+	return 0, fmt.Errorf("topic %s: not found", topic)
 }
 
 // NewReader returns a group consumer on topics that starts at the oldest

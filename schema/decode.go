@@ -89,3 +89,15 @@ func Unmarshal(b []byte, v any) error {
 	}
 	return Invalid(ReasonMalformedJSON, "%v", err)
 }
+
+// Marshal encodes a wire value as JSON without HTML escaping (so text with
+// <, > and & reads as it was sent) and without a trailing newline.
+func Marshal(v any) ([]byte, error) {
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil {
+		return nil, err
+	}
+	return bytes.TrimSuffix(b.Bytes(), []byte{'\n'}), nil
+}
