@@ -23,7 +23,6 @@ import (
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 	"go.uber.org/zap"
 
-	"github.com/forum-mcp/forum/ingest/probe"
 	"github.com/forum-mcp/forum/schema"
 	"github.com/forum-mcp/forum/sql/store"
 )
@@ -362,9 +361,9 @@ type healthInput struct {
 
 type healthOutput struct {
 	Body struct {
-		Server  string        `json:"server"`
-		Latest  []probe.Check `json:"latest" doc:"The newest check of each remote, in full."`
-		History []HealthPoint `json:"history" doc:"Checks, newest first."`
+		Server  string               `json:"server"`
+		Latest  []schema.HealthCheck `json:"latest" doc:"The newest check of each remote, in full."`
+		History []HealthPoint        `json:"history" doc:"Checks, newest first."`
 	}
 }
 
@@ -387,9 +386,9 @@ func (h *handlers) addHealthRoutes(api huma.API) {
 			}
 			out := &healthOutput{}
 			out.Body.Server = in.Name
-			out.Body.Latest = []probe.Check{}
+			out.Body.Latest = []schema.HealthCheck{}
 			for _, r := range latest {
-				var c probe.Check
+				var c schema.HealthCheck
 				if err := json.Unmarshal([]byte(r.Check), &c); err != nil {
 					return nil, h.internal("decode check", err)
 				}
@@ -519,12 +518,12 @@ func (m *readModel[T]) refresh(ctx context.Context) error {
 // ServerModel is the in-memory read model of GET /v1/servers/{name}: per
 // server its latest entry, its versions (newest first, ≤ 1000) and its drift
 // events (oldest first, ≤ 10000), exactly what the three store queries of
-// the route return. It is built in three bulk SELECTs through store.Querier
-// (DuckDB's table layout); a store that is not a Querier, or whose tables
-// differ (ClickHouse), or more than MaxModelServers servers, gets no model
-// and the route reads the store per request as before. A name not in the
-// model (a server newer than the model) is read from the store too; an entry
-// in the model is at most DefaultModelPoll plus one build behind the store.
+// the route return. It is built from the store's bulk reads
+// (store.BulkReader: one pass per table, on DuckDB and ClickHouse alike);
+// a store without them, or more than MaxModelServers servers, gets no model
+// and the route reads the store per request. A name not in the model (a
+// server newer than the model) is read from the store too; an entry in the
+// model is at most DefaultModelPoll plus one build behind the store.
 type ServerModel struct {
 	m  readModel[serverModel]
 	ok bool // the store can be read in bulk
@@ -544,11 +543,11 @@ func NewServerModel(st Reader, log *zap.Logger) *ServerModel {
 	if log == nil {
 		log = zap.NewNop()
 	}
-	q, ok := st.(store.Querier)
+	b, ok := st.(store.BulkReader)
 	sm := &ServerModel{ok: ok}
 	sm.m = readModel[serverModel]{what: "servers", poll: DefaultModelPoll, log: log,
-		mark:  func(ctx context.Context) (string, error) { return serverMarker(ctx, q) },
-		build: func(ctx context.Context) (*serverModel, error) { return buildServerModel(ctx, q) }}
+		mark:  func(ctx context.Context) (string, error) { return b.ChangeMarker(ctx) },
+		build: func(ctx context.Context) (*serverModel, error) { return buildServerModel(ctx, b) }}
 	return sm
 }
 
@@ -583,98 +582,35 @@ func (sm *ServerModel) lookup(name string) *serverEntry {
 	return v.byName[name]
 }
 
-// serverMarker changes whenever a write the route can see lands: a new
-// record content, a latest-view move, an event or a snapshot.
-func serverMarker(ctx context.Context, q store.Querier) (string, error) {
-	_, rows, err := q.Query(ctx, `SELECT (SELECT count(*) FROM registry_records), (SELECT count(*) FROM drift_events),
-		(SELECT count(*) FROM snapshots), (SELECT count(*) FROM servers_latest), (SELECT max(observed_at) FROM servers_latest)`)
-	if err != nil {
-		return "", err
-	}
-	return fmt.Sprint(rows), nil
-}
-
 // buildServerModel reads the latest view, every record and every event in
 // the route's orders.
-func buildServerModel(ctx context.Context, q store.Querier) (*serverModel, error) {
-	_, n, err := q.Query(ctx, `SELECT count(*) FROM servers_latest`)
+func buildServerModel(ctx context.Context, b store.BulkReader) (*serverModel, error) {
+	latest, err := b.AllLatest(ctx)
 	if err != nil {
 		return nil, err
 	}
-	if len(n) == 1 && len(n[0]) == 1 {
-		if c, ok := n[0][0].(int64); ok && c > MaxModelServers {
-			return nil, fmt.Errorf("%d servers: over MaxModelServers (%d); lookups read the store", c, MaxModelServers)
-		}
-	}
-	_, latest, err := q.Query(ctx, `SELECT name, version, content_sha256, namespace, observed_at, snapshot_id, status, is_latest,
-		published_at, updated_at, description, title, server FROM servers_latest`)
-	if err != nil {
-		return nil, err
+	if len(latest) > MaxModelServers {
+		return nil, fmt.Errorf("%d servers: over MaxModelServers (%d); lookups read the store", len(latest), MaxModelServers)
 	}
 	m := &serverModel{byName: make(map[string]*serverEntry, len(latest))}
-	for _, r := range latest {
-		var rec store.Record
-		if err := scanRow(r, &rec.Name, &rec.Version, &rec.ContentSHA256, &rec.Namespace, &rec.ObservedAt, &rec.SnapshotID, &rec.Status,
-			&rec.IsLatest, &rec.PublishedAt, &rec.UpdatedAt, &rec.Description, &rec.Title, &rec.Server); err != nil {
-			return nil, fmt.Errorf("servers_latest: %w", err)
-		}
+	for _, rec := range latest {
 		m.byName[rec.Name] = &serverEntry{latest: rec, versions: []VersionRow{}, events: []schema.DriftEvent{}}
 	}
-	latest = nil
-	_, vers, err := q.Query(ctx, `SELECT name, version, content_sha256, observed_at, status, is_latest, published_at, description
-		FROM registry_records ORDER BY name, observed_at DESC, version DESC, content_sha256 DESC`)
-	if err != nil {
-		return nil, err
-	}
-	for _, r := range vers {
-		var name string
-		var v store.Record
-		if err := scanRow(r, &name, &v.Version, &v.ContentSHA256, &v.ObservedAt, &v.Status, &v.IsLatest, &v.PublishedAt, &v.Description); err != nil {
-			return nil, fmt.Errorf("registry_records: %w", err)
-		}
-		if e := m.byName[name]; e != nil && len(e.versions) < maxServerVersions {
+	if err := b.AllVersions(ctx, func(v store.Record) error {
+		if e := m.byName[v.Name]; e != nil && len(e.versions) < maxServerVersions {
 			e.versions = append(e.versions, versionRow(v))
 		}
-	}
-	vers = nil
-	_, evs, err := q.Query(ctx, `SELECT id, server, namespace, kind, version, before, after, observed_at, version_bump, snapshot_id
-		FROM drift_events ORDER BY server, observed_at, id`)
-	if err != nil {
+		return nil
+	}); err != nil {
 		return nil, err
 	}
-	for _, r := range evs {
-		var e schema.DriftEvent
-		if err := scanRow(r, &e.ID, &e.Server, &e.Namespace, &e.Kind, &e.Version, &e.Before, &e.After, &e.ObservedAt, &e.VersionBump, &e.SnapshotID); err != nil {
-			return nil, fmt.Errorf("drift_events: %w", err)
+	if err := b.AllEvents(ctx, func(ev schema.DriftEvent) error {
+		if e := m.byName[ev.Server]; e != nil && len(e.events) < maxServerEvents {
+			e.events = append(e.events, ev)
 		}
-		if s := m.byName[e.Server]; s != nil && len(s.events) < maxServerEvents {
-			s.events = append(s.events, e)
-		}
+		return nil
+	}); err != nil {
+		return nil, err
 	}
 	return m, nil
-}
-
-// scanRow copies one row of store.Querier values into typed destinations
-// (*string, *bool, *time.Time — the latter as UTC, as the store's scans do).
-func scanRow(row []any, dst ...any) error {
-	if len(row) != len(dst) {
-		return fmt.Errorf("%d columns, want %d", len(row), len(dst))
-	}
-	for i, d := range dst {
-		ok := false
-		switch d := d.(type) {
-		case *string:
-			*d, ok = row[i].(string)
-		case *bool:
-			*d, ok = row[i].(bool)
-		case *time.Time:
-			var t time.Time
-			t, ok = row[i].(time.Time)
-			*d = t.UTC()
-		}
-		if !ok {
-			return fmt.Errorf("column %d: %T", i, row[i])
-		}
-	}
-	return nil
 }

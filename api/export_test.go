@@ -108,10 +108,10 @@ func fillExportStore(t *testing.T, s exportTestStore) (map[string]int64, string)
 		if i%3 == 0 {
 			o = github.Observation{ID: o.ID, Repo: o.Repo, ObservedAt: at, Status: github.StatusUnresolved, HTTPStatus: 404}
 		}
-		obs = append(obs, history.ProvenanceRow(method.Current(), o))
+		obs = append(obs, history.ProvenanceRow(method.Embedded().Weights, o))
 		if i%2 == 0 && o.Status == github.StatusResolved {
 			o.Commits = &github.CommitStats{ObservedAt: at.Add(time.Minute), Count: i, Authors: 1}
-			later = append(later, history.ProvenanceRow(method.Current(), o))
+			later = append(later, history.ProvenanceRow(method.Embedded().Weights, o))
 		}
 	}
 	for _, batch := range [][]store.Provenance{obs, obs, later} {

@@ -2,6 +2,7 @@ package api
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"net/http"
 	"strings"
@@ -11,7 +12,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/forum-mcp/forum/processors/incidents"
-	"github.com/forum-mcp/forum/processors/ownerburst"
+	"github.com/forum-mcp/forum/schema"
 	"github.com/forum-mcp/forum/sql/store"
 )
 
@@ -219,45 +220,78 @@ func (o IncidentOptions) publish(ctx context.Context, m incidents.Msg) (*inciden
 	return out, nil
 }
 
+// BurstReader is what the owner-burst route reads: the detector's
+// windows as the results sink stored them.
+type BurstReader interface {
+	OwnerBursts(ctx context.Context, q store.OwnerBurstQuery) ([]store.OwnerBurstRow, error)
+	LatestOwnerBurstDay(ctx context.Context) (string, error)
+}
+
 // BurstOptions configure the owner-burst route.
 type BurstOptions struct {
-	// Flagged returns the namespaces flagged at an instant (ownerburst.State.Flagged).
-	Flagged func(now time.Time) []ownerburst.NamespaceBurst
-	// Watermark is the detector's event time, the default instant.
-	Watermark func() time.Time
+	Store BurstReader // nil: 503
+	Log   *zap.Logger
 }
 
 type burstsInput struct {
-	At time.Time `query:"at" doc:"Evaluate at this instant (RFC 3339); default: the detector's latest event time (event time, not the wall clock)."`
+	Day string `query:"day" pattern:"^([0-9]{4}-[0-9]{2}-[0-9]{2})?$" doc:"The UTC day (YYYY-MM-DD); default: the newest day the detector concluded."`
+}
+
+// NamespaceBurst is one flagged namespace on a day: the detector's last
+// evaluation of that day.
+type NamespaceBurst struct {
+	Namespace string    `json:"namespace"`
+	At        time.Time `json:"at" doc:"The event time of the evaluation (the 7 windows end here)."`
+	schema.OwnerBurst
 }
 
 type burstsOutput struct {
 	Body struct {
-		At         time.Time                   `json:"at"`
-		Namespaces []ownerburst.NamespaceBurst `json:"namespaces"`
+		Day        string           `json:"day"`
+		Namespaces []NamespaceBurst `json:"namespaces"`
 	}
 }
 
 // BurstRoutes returns GET /v1/owner-bursts: the namespaces the owner-burst
-// detector flags (SPEC §4 Owner burst; evidence only, no score impact).
+// detector flagged on a day (SPEC §4 Owner burst; evidence only, no score
+// impact), from its stored windows.
 func BurstRoutes(o BurstOptions) func(huma.API) {
+	if o.Log == nil {
+		o.Log = zap.NewNop()
+	}
 	return func(api huma.API) {
 		huma.Register(api, huma.Operation{OperationID: "owner-bursts", Method: http.MethodGet, Path: "/v1/owner-bursts",
 			Summary: "Namespaces flagged by the owner-burst detector", Tags: []string{"trust"},
-			Description: "Per namespace, new_server events in each of the 7 24-hour windows ending at `at`: recurring_burst when >= 10 in >= 2 windows, first_window_burst when >= 20 in the current one. Evidence only; it never changes a score."},
+			Description: "Per namespace flagged on the day, new_server events in each of the 7 24-hour windows ending at `at` (the detector's last evaluation that day): recurring_burst when >= 10 in >= 2 windows, first_window_burst when >= 20 in the current one. Evidence only; it never changes a score. Every day's flags stay queryable (owner_bursts_v in SQL)."},
 			func(ctx context.Context, in *burstsInput) (*burstsOutput, error) {
-				if o.Flagged == nil {
-					return nil, huma.Error503ServiceUnavailable("the owner-burst detector is not running in this process")
+				if o.Store == nil {
+					return nil, huma.Error503ServiceUnavailable("no store with owner-burst results is configured in this process")
 				}
-				at := in.At
-				if at.IsZero() && o.Watermark != nil {
-					at = o.Watermark()
+				day := in.Day
+				if day == "" {
+					var err error
+					if day, err = o.Store.LatestOwnerBurstDay(ctx); err != nil {
+						o.Log.Error("owner-burst day", zap.Error(err))
+						return nil, huma.Error500InternalServerError("owner bursts failed; see the server log")
+					}
 				}
 				out := &burstsOutput{}
-				out.Body.At = at.UTC()
-				out.Body.Namespaces = o.Flagged(at)
-				if out.Body.Namespaces == nil {
-					out.Body.Namespaces = []ownerburst.NamespaceBurst{}
+				out.Body.Day, out.Body.Namespaces = day, []NamespaceBurst{}
+				if day == "" {
+					return out, nil
+				}
+				rows, err := o.Store.OwnerBursts(ctx, store.OwnerBurstQuery{From: day, To: day, FlaggedOnly: true, Limit: store.MaxEventLimit})
+				if err != nil {
+					o.Log.Error("owner bursts", zap.Error(err))
+					return nil, huma.Error500InternalServerError("owner bursts failed; see the server log")
+				}
+				for _, r := range rows {
+					var w schema.OwnerBurstWindow
+					if err := json.Unmarshal([]byte(r.State), &w); err != nil {
+						o.Log.Error("owner burst row", zap.Error(err))
+						return nil, huma.Error500InternalServerError("owner bursts failed; see the server log")
+					}
+					out.Body.Namespaces = append(out.Body.Namespaces, NamespaceBurst{Namespace: r.Namespace, At: r.AsOf.UTC(), OwnerBurst: w.OwnerBurst})
 				}
 				return out, nil
 			})

@@ -23,7 +23,7 @@ func provenanceServer(t *testing.T, st *provenance.State, at time.Time) *httptes
 	a := humago.New(mux, huma.DefaultConfig("forum provenance", api.Version))
 	opts := api.ProvenanceOptions{Now: func() time.Time { return at }}
 	if st != nil {
-		opts.Snapshot = func(now time.Time) *provenance.Snapshot { s := st.Snapshot(method.Current(), now); return &s }
+		opts.Snapshot = func(now time.Time) *provenance.Snapshot { s := st.Snapshot(method.Embedded().Weights, now); return &s }
 		opts.Observation = func(repo string) (github.Observation, bool) { return st.Observation(repo) }
 	}
 	api.ProvenanceRoutes(opts)(a)
@@ -69,7 +69,7 @@ func TestProvenanceRoutes(t *testing.T) {
 		Rates         []provenance.Rate    `json:"rates"`
 	}
 	getJSON(t, srv.URL+"/v1/method/base-rates", 200, &br)
-	if br.MethodVersion != method.Version || !br.Gate.Open || len(br.Rates) != len(provenance.FlagNames()) {
+	if br.MethodVersion != method.Embedded().Version() || !br.Gate.Open || len(br.Rates) != len(provenance.FlagNames()) {
 		t.Fatalf("base rates: %+v", br)
 	}
 	for _, r := range br.Rates {

@@ -15,9 +15,9 @@ import (
 	"github.com/danielgtaylor/huma/v2"
 	"go.uber.org/zap"
 
+	"github.com/forum-mcp/forum/processors/incidents"
 	"github.com/forum-mcp/forum/processors/method"
 	"github.com/forum-mcp/forum/processors/publish"
-	"github.com/forum-mcp/forum/processors/scorer"
 	"github.com/forum-mcp/forum/processors/toolfinder"
 	"github.com/forum-mcp/forum/processors/trust"
 	"github.com/forum-mcp/forum/schema"
@@ -32,18 +32,27 @@ type TrustReader interface {
 	LatestTrustRecord(ctx context.Context, server string) (store.TrustRecord, error)
 	HealthCheckByID(ctx context.Context, id string) (store.HealthCheck, error)
 	EventByID(ctx context.Context, id string) (schema.DriftEvent, error)
+	// PublicationLeaves returns a publication's servers and leaf hashes in
+	// leaf order (store.ResultStore): proofs without re-canonicalising.
+	PublicationLeaves(ctx context.Context, publicationID string) (servers, leaves []string, err error)
+}
+
+// EvidenceReader resolves the evidence kinds kept outside the trust tables
+// (the stores implement it).
+type EvidenceReader interface {
+	GetIncident(ctx context.Context, id string) (store.Incident, error)
+	ProvenanceObservations(ctx context.Context, q store.ProvenanceQuery) ([]store.Provenance, error)
 }
 
 // TrustOptions configure TrustRoutes. Every field may be zero: the routes are
 // still registered (so the OpenAPI document is complete) and the ones that
 // need a store answer 503.
 type TrustOptions struct {
-	Store     TrustReader
+	Store TrustReader
+	// Method is the method the records are scored with (GET /v1/method).
+	Method    *method.Method
 	PublicKey ed25519.PublicKey // the publication signing key's public half
 	Now       func() time.Time  // wall clock for review holds (default time.Now)
-	// Incident resolves incident evidence ids (the incident processor's
-	// state); nil: incident ids are not resolved here.
-	Incident func(ctx context.Context, id string) (server string, at time.Time, data any, ok bool)
 	// Reviews keeps admin approvals of popular-server review holds: an
 	// approved held record is served as the current record. Nil: holds
 	// last their 24 h and the approve route answers 503.
@@ -77,11 +86,17 @@ func TrustRoutes(o TrustOptions) func(huma.API) {
 	} else if o.Model == nil && o.Store != nil {
 		o.Model = NewTrustModel(o.Store, o.Log)
 	}
-	t := &trustHandlers{o: o}
+	if o.Method == nil {
+		o.Method = method.Embedded()
+	}
+	t := &trustHandlers{o: o, trees: newTreeCache(4)}
 	return t.register
 }
 
-type trustHandlers struct{ o TrustOptions }
+type trustHandlers struct {
+	o     TrustOptions
+	trees *treeCache
+}
 
 // TrustModel is the in-memory read model of GET /v1/servers/{name}/trust:
 // the newest publication's records by server, each with its review hold
@@ -104,7 +119,7 @@ type trustModel struct {
 // trustEntry is what the route needs of one server's record.
 type trustEntry struct {
 	rec    store.TrustRecord
-	review *scorer.ReviewPending // the hold, nil when none
+	review *schema.ReviewPending // the hold, nil when none
 	prev   *store.TrustRecord    // held: the previous publication's record, nil when it holds none
 }
 
@@ -159,12 +174,12 @@ func (tm *TrustModel) lookup(server string) *trustEntry {
 
 // reviewOf parses a record's review hold; records without the key are not
 // decoded at all (the common case, and a record is kilobytes).
-func reviewOf(record string) *scorer.ReviewPending {
+func reviewOf(record string) *schema.ReviewPending {
 	if !strings.Contains(record, `"review_pending"`) {
 		return nil
 	}
 	var held struct {
-		Review *scorer.ReviewPending `json:"review_pending"`
+		Review *schema.ReviewPending `json:"review_pending"`
 	}
 	if json.Unmarshal([]byte(record), &held) != nil {
 		return nil
@@ -285,7 +300,7 @@ type reviewApproveOutput struct {
 	Body struct {
 		Server        string                `json:"server"`
 		PublicationID string                `json:"publication_id"`
-		ReviewPending *scorer.ReviewPending `json:"review_pending" doc:"The hold that the approval ends."`
+		ReviewPending *schema.ReviewPending `json:"review_pending" doc:"The hold that the approval ends."`
 		Approval      ReviewApproval        `json:"approval"`
 		Note          string                `json:"note"`
 	}
@@ -345,7 +360,7 @@ type evidenceInput struct {
 type evidenceOutput struct {
 	Body struct {
 		ID         string          `json:"id"`
-		Kind       string          `json:"kind" enum:"health_check,registry_event,scan_finding,incident"`
+		Kind       string          `json:"kind" enum:"health_check,registry_event,scan_finding,incident,github_repo"`
 		Server     string          `json:"server"`
 		ObservedAt *time.Time      `json:"observed_at,omitempty"`
 		Data       json.RawMessage `json:"data" doc:"The stored observation: the whole check, the drift event, the scan finding, or the incident."`
@@ -448,27 +463,31 @@ func (t *trustHandlers) register(api huma.API) {
 			if err != nil {
 				return nil, t.internal("publication", err)
 			}
-			recs, err := t.o.Store.PublicationRecords(ctx, pubID)
+			tr, err := t.trees.get(ctx, t.o.Store, pubID)
 			if err != nil {
-				return nil, t.internal("publication records", err)
+				return nil, t.internal("publication leaves", err)
 			}
-			p, err := scorer.FromStore(row, recs)
-			if err != nil {
-				return nil, t.internal("rebuild publication", err)
-			}
-			idx, path, err := p.Proof(in.Name)
-			if err != nil {
+			idx, ok := tr.index(in.Name)
+			if !ok {
 				return nil, huma.Error404NotFound("publication " + pubID + " holds no record for " + in.Name)
+			}
+			path, err := tr.tree.Proof(idx)
+			if err != nil {
+				return nil, t.internal("proof", err)
+			}
+			rec, err := t.recordIn(ctx, pubID, in.Name)
+			if err != nil {
+				return nil, err
 			}
 			out := &proofOutput{}
 			b := &out.Body
-			b.Server, b.PublicationID, b.LeafIndex, b.TreeSize = in.Name, pubID, idx, len(p.Leaves)
-			b.LeafHash = hex.EncodeToString(p.Leaves[idx])
+			b.Server, b.PublicationID, b.LeafIndex, b.TreeSize = in.Name, pubID, idx, tr.tree.Size()
+			b.LeafHash = hex.EncodeToString(tr.tree.Leaf(idx))
 			b.AuditPath = make([]string, len(path))
 			for i, h := range path {
 				b.AuditPath[i] = hex.EncodeToString(h)
 			}
-			b.Publication, b.Record = headerOf(row), json.RawMessage(p.Records[idx])
+			b.Publication, b.Record = headerOf(row), json.RawMessage(rec)
 			return out, nil
 		})
 
@@ -522,14 +541,11 @@ func (t *trustHandlers) register(api huma.API) {
 	huma.Register(api, huma.Operation{OperationID: "get-method", Method: http.MethodGet, Path: "/v1/method", Summary: "The scoring method",
 		Description: "The FORUM method version, its weights file verbatim with its SHA-256 (referenced by every record), and the change log.", Tags: []string{"trust"}},
 		func(ctx context.Context, _ *struct{}) (*methodOutput, error) {
-			rows, err := method.Changelog()
-			if err != nil {
-				return nil, t.internal("changelog", err)
-			}
+			m := t.o.Method
 			out := &methodOutput{}
 			b := &out.Body
-			b.MethodVersion, b.WeightsFile, b.WeightsSHA256 = method.Version, method.WeightsFile, method.WeightsSHA256()
-			b.Weights, b.Changelog, b.ToolfinderVersion = json.RawMessage(method.RawWeights()), rows, toolfinder.Version
+			b.MethodVersion, b.WeightsFile, b.WeightsSHA256 = m.Version(), m.File, m.SHA256
+			b.Weights, b.Changelog, b.ToolfinderVersion = json.RawMessage(m.Raw), m.Changelog, toolfinder.Version
 			return out, nil
 		})
 
@@ -542,31 +558,11 @@ func (t *trustHandlers) register(api huma.API) {
 			out := &evidenceOutput{}
 			b := &out.Body
 			b.ID = in.ID
-			if server, ok := scorer.ParseScanFindingID(in.ID); ok {
-				rec, err := t.o.Store.LatestTrustRecord(ctx, server)
-				if err != nil && !errors.Is(err, store.ErrNotFound) {
-					return nil, t.internal("trust record", err)
-				}
-				var r struct {
-					Static struct {
-						Check    *trust.Evidence         `json:"check"`
-						Findings []scorer.ScannedFinding `json:"findings"`
-					} `json:"static_scan"`
-				}
-				if err == nil && json.Unmarshal([]byte(rec.Record), &r) == nil {
-					for _, f := range r.Static.Findings {
-						if f.ID == in.ID {
-							b.Kind, b.Server = trust.EvScanFinding, server
-							if r.Static.Check != nil {
-								at := r.Static.Check.ObservedAt
-								b.ObservedAt = &at
-							}
-							b.Data, _ = json.Marshal(f)
-							return out, nil
-						}
-					}
-				}
-				return nil, huma.Error404NotFound("no scan finding " + in.ID + " in the newest record of " + server)
+			if server, ok := schema.ParseScanFindingID(in.ID); ok {
+				return t.scanFinding(ctx, out, server, in.ID)
+			}
+			if repo, ok := strings.CutPrefix(in.ID, "github:"); ok {
+				return t.githubObservation(ctx, out, repo, in.ID)
 			}
 			if c, err := t.o.Store.HealthCheckByID(ctx, in.ID); err == nil {
 				b.Kind, b.Server, b.ObservedAt, b.Data = trust.EvHealthCheck, c.Server, &c.ObservedAt, json.RawMessage(c.Check)
@@ -584,11 +580,14 @@ func (t *trustHandlers) register(api huma.API) {
 			} else if !errors.Is(err, store.ErrNotFound) {
 				return nil, t.internal("drift event", err)
 			}
-			if t.o.Incident != nil {
-				if server, at, data, ok := t.o.Incident(ctx, in.ID); ok {
-					b.Kind, b.Server, b.ObservedAt = trust.EvIncident, server, &at
-					b.Data, _ = json.Marshal(data)
+			if ev, ok := t.o.Store.(EvidenceReader); ok {
+				if inc, err := ev.GetIncident(ctx, in.ID); err == nil {
+					at := inc.Date
+					b.Kind, b.Server, b.ObservedAt = trust.EvIncident, inc.Server, &at
+					b.Data, _ = json.Marshal(incidents.FromRow(inc))
 					return out, nil
+				} else if !errors.Is(err, store.ErrNotFound) {
+					return nil, t.internal("incident", err)
 				}
 			}
 			return nil, huma.Error404NotFound("no stored observation with id " + in.ID)
@@ -601,7 +600,7 @@ func (t *trustHandlers) register(api huma.API) {
 			out.Body.Keys = []Key{}
 			if len(t.o.PublicKey) == ed25519.PublicKeySize {
 				out.Body.Keys = append(out.Body.Keys, Key{KeyID: publish.KeyID(t.o.PublicKey), Algorithm: "Ed25519",
-					PublicKey: base64.StdEncoding.EncodeToString(t.o.PublicKey), PEM: scorer.PublicKeyPEM(t.o.PublicKey)})
+					PublicKey: base64.StdEncoding.EncodeToString(t.o.PublicKey), PEM: publish.PublicKeyPEM(t.o.PublicKey)})
 			}
 			return out, nil
 		})
@@ -629,7 +628,7 @@ func (t *trustHandlers) register(api huma.API) {
 				return nil, err
 			}
 			var held struct {
-				Review *scorer.ReviewPending `json:"review_pending"`
+				Review *schema.ReviewPending `json:"review_pending"`
 			}
 			if err := json.Unmarshal([]byte(rec.Record), &held); err != nil {
 				return nil, t.internal("decode record", err)
@@ -689,4 +688,75 @@ func (t *trustHandlers) heldCandidate(ctx context.Context, name, pubID string) (
 		}
 	}
 	return store.TrustRecord{}, huma.Error404NotFound("publication " + pubID + " holds no record for " + name)
+}
+
+// scanFinding resolves a scan-finding id from the records that carry it:
+// the server's records of every stored publication, newest first, so a
+// pointer of an older signed publication resolves as long as it is stored.
+func (t *trustHandlers) scanFinding(ctx context.Context, out *evidenceOutput, server, id string) (*evidenceOutput, error) {
+	var recs []store.TrustRecord
+	if h, ok := t.o.Store.(interface {
+		TrustRecordsOf(ctx context.Context, server string, limit int) ([]store.TrustRecord, error)
+	}); ok {
+		var err error
+		if recs, err = h.TrustRecordsOf(ctx, server, store.MaxEventLimit); err != nil {
+			return nil, t.internal("trust records", err)
+		}
+	} else if rec, err := t.o.Store.LatestTrustRecord(ctx, server); err == nil {
+		recs = []store.TrustRecord{rec}
+	} else if !errors.Is(err, store.ErrNotFound) {
+		return nil, t.internal("trust record", err)
+	}
+	for _, rec := range recs {
+		if !strings.Contains(rec.Record, id) {
+			continue
+		}
+		var r struct {
+			Static struct {
+				Check    *trust.Evidence         `json:"check"`
+				Findings []schema.ScannedFinding `json:"findings"`
+			} `json:"static_scan"`
+		}
+		if json.Unmarshal([]byte(rec.Record), &r) != nil {
+			continue
+		}
+		for _, f := range r.Static.Findings {
+			if f.ID != id {
+				continue
+			}
+			b := &out.Body
+			b.Kind, b.Server = trust.EvScanFinding, server
+			if r.Static.Check != nil {
+				at := r.Static.Check.ObservedAt
+				b.ObservedAt = &at
+			}
+			b.Data, _ = json.Marshal(f)
+			return out, nil
+		}
+	}
+	return nil, huma.Error404NotFound("no stored record of " + server + " holds scan finding " + id)
+}
+
+// githubObservation resolves a GitHub observation id ("github:<repo>@<time>")
+// from the provenance table.
+func (t *trustHandlers) githubObservation(ctx context.Context, out *evidenceOutput, rest, id string) (*evidenceOutput, error) {
+	repo, _, _ := strings.Cut(rest, "@")
+	ev, ok := t.o.Store.(EvidenceReader)
+	if !ok || repo == "" {
+		return nil, huma.Error404NotFound("no stored observation with id " + id)
+	}
+	rows, err := ev.ProvenanceObservations(ctx, store.ProvenanceQuery{Repo: repo, Limit: store.MaxEventLimit})
+	if err != nil {
+		return nil, t.internal("provenance", err)
+	}
+	for _, p := range rows {
+		if p.ID == id {
+			b := &out.Body
+			at := p.ObservedAt
+			b.Kind, b.Server, b.ObservedAt = trust.EvGitHubRepo, p.Repo, &at
+			b.Data, _ = json.Marshal(p)
+			return out, nil
+		}
+	}
+	return nil, huma.Error404NotFound("no stored observation with id " + id)
 }

@@ -147,7 +147,7 @@ func TestTrustRoutes(t *testing.T) {
 		Changelog     []any           `json:"changelog"`
 	}
 	get(t, srv, "/v1/method", 200, &m)
-	if m.MethodVersion != method.Version || m.WeightsSHA256 != method.WeightsSHA256() || len(m.Changelog) == 0 || len(m.Weights) == 0 {
+	if m.MethodVersion != method.Embedded().Version() || m.WeightsSHA256 != method.Embedded().SHA256 || len(m.Changelog) == 0 || len(m.Weights) == 0 {
 		t.Errorf("method: %s %s %d", m.MethodVersion, m.WeightsSHA256, len(m.Changelog))
 	}
 

@@ -8,8 +8,7 @@ import (
 
 	"go.uber.org/zap"
 
-	"github.com/forum-mcp/forum/ingest/probe"
-	"github.com/forum-mcp/forum/processors/scorer"
+	"github.com/forum-mcp/forum/schema"
 	"github.com/forum-mcp/forum/sql/store"
 )
 
@@ -30,7 +29,7 @@ var outcomeOfCoverage = map[string]string{
 // DocFromRecord builds a Doc from a published record and the registry text.
 // title and description come from the registry entry; tools from the latest
 // checks (names and descriptions).
-func DocFromRecord(r scorer.Record, title, description string, tools []string) Doc {
+func DocFromRecord(r schema.Record, title, description string, tools []string) Doc {
 	return Doc{Name: r.Server, Title: title, Description: description, Tools: tools, Categories: r.Categories.Categories,
 		Score: r.Toolfinder.Score, Flags: r.Toolfinder.Flags, LastOutcome: outcomeOfCoverage[r.StaticScan.Coverage],
 		Band: r.Band, TrustScore: r.Score}
@@ -73,7 +72,7 @@ func LoadDocs(ctx context.Context, src Source, publicationID string) ([]Doc, err
 	}
 	docs := make([]Doc, 0, len(recs))
 	for _, tr := range recs {
-		var r scorer.Record
+		var r schema.Record
 		if err := json.Unmarshal([]byte(tr.Record), &r); err != nil {
 			return nil, fmt.Errorf("record of %s: %w", tr.Server, err)
 		}
@@ -87,7 +86,7 @@ func LoadDocs(ctx context.Context, src Source, publicationID string) ([]Doc, err
 				}
 			}
 			for _, hc := range checks {
-				var c probe.Check
+				var c schema.HealthCheck
 				if json.Unmarshal([]byte(hc.Check), &c) != nil {
 					continue
 				}

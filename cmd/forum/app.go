@@ -4,8 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"net"
-	"net/http"
 	"net/netip"
 	"net/url"
 	"os"
@@ -13,24 +11,32 @@ import (
 	"strings"
 	"time"
 
-	"github.com/danielgtaylor/huma/v2"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
-	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 	"go.uber.org/zap"
 	"go.uber.org/zap/zapcore"
+	"golang.org/x/sync/errgroup"
 
-	"github.com/forum-mcp/forum/api"
 	"github.com/forum-mcp/forum/bus"
-	"github.com/forum-mcp/forum/ingest/differ"
+	"github.com/forum-mcp/forum/bus/stage"
+	"github.com/forum-mcp/forum/ingest/github"
 	"github.com/forum-mcp/forum/ingest/probe"
-	"github.com/forum-mcp/forum/processors/history"
+	"github.com/forum-mcp/forum/ingest/registry"
+	"github.com/forum-mcp/forum/internal/component"
 	"github.com/forum-mcp/forum/processors/method"
-	"github.com/forum-mcp/forum/schema"
 	"github.com/forum-mcp/forum/sql/clickhouse"
 	"github.com/forum-mcp/forum/sql/duckdb"
 	"github.com/forum-mcp/forum/sql/store"
+)
+
+// Environment variables read here and nowhere else (flags take their
+// defaults from them).
+const (
+	envSigningKey = "FORUM_SIGNING_KEY" // the Ed25519 key file (default DATA_DIR/publication.key)
+	envAdminToken = "FORUM_ADMIN_TOKEN" // "label:token,…" bearer tokens of the admin API
+	envSponsored  = "FORUM_SPONSORED"   // the sponsorship campaign, comma-separated server names
+	envGitHub     = "FORUM_GITHUB_CRAWL"
 )
 
 // config is every setting shared by the subcommands: flags, with defaults
@@ -45,6 +51,14 @@ type config struct {
 	LogLevel      string
 	LogFormat     string
 	Partitions    int
+
+	MethodWeights   string
+	SigningKey      string
+	PublishInterval time.Duration
+
+	crawl  component.CrawlSettings
+	probe  probeFlags
+	github component.GitHubSettings
 }
 
 func envOr(key, def string) string {
@@ -58,12 +72,14 @@ func (c *config) bindCommon(fs *pflag.FlagSet) {
 	fs.StringVar(&c.DataDir, "data-dir", envOr("FORUM_DATA_DIR", "./data"), "where the embedded broker, the DuckDB file and checkpoints live (env FORUM_DATA_DIR)")
 	fs.StringVar(&c.LogLevel, "log-level", envOr("FORUM_LOG_LEVEL", "info"), "debug, info, warn or error (env FORUM_LOG_LEVEL)")
 	fs.StringVar(&c.LogFormat, "log-format", envOr("FORUM_LOG_FORMAT", "console"), "console or json (env FORUM_LOG_FORMAT)")
+	fs.StringVar(&c.MethodWeights, "method-weights", os.Getenv(method.EnvWeights), "an adopted weights file (forum calibrate --adopt) to score with; refused unless the changelog.json beside it has its row (env "+method.EnvWeights+"; default: the embedded method)")
+	fs.StringVar(&c.SigningKey, "signing-key", os.Getenv(envSigningKey), "the Ed25519 key file publications are signed with (env "+envSigningKey+"; default DATA_DIR/publication.key, created on first use)")
 }
 
 func (c *config) bindBus(fs *pflag.FlagSet) {
 	fs.StringVar(&c.KafkaBrokers, "kafka-brokers", envOr("FORUM_KAFKA_BROKERS", ""), "comma-separated Kafka brokers; empty runs the embedded broker under --data-dir (env FORUM_KAFKA_BROKERS)")
 	fs.IntVar(&c.KafkaPort, "embedded-kafka-port", 0, "port of the embedded broker on 127.0.0.1 (0 picks a free one)")
-	fs.IntVar(&c.Partitions, "partitions", 3, "partitions for keyed topics created by this process (registry.records always has 1)")
+	fs.IntVar(&c.Partitions, "partitions", 3, "partitions of the keyed topics this process creates (registry.records, registry.snapshots and the publications always have 1)")
 }
 
 func (c *config) bindStore(fs *pflag.FlagSet) {
@@ -73,6 +89,25 @@ func (c *config) bindStore(fs *pflag.FlagSet) {
 
 func (c *config) bindAPI(fs *pflag.FlagSet) {
 	fs.StringVar(&c.Listen, "listen", envOr("FORUM_LISTEN", ":8080"), "API listen address (env FORUM_LISTEN)")
+}
+
+func (c *config) bindScorer(fs *pflag.FlagSet) {
+	fs.DurationVar(&c.PublishInterval, "publish-interval", time.Hour, "a publication every interval of wall-clock time, beside the one per applied snapshot, so new probe results reach records within one interval (0: only per snapshot)")
+}
+
+func (c *config) bindCrawl(fs *pflag.FlagSet) {
+	fs.StringVar(&c.crawl.BaseURL, "registry-url", envOr("FORUM_REGISTRY_URL", registry.DefaultBaseURL), "registry base URL (env FORUM_REGISTRY_URL)")
+	fs.DurationVar(&c.crawl.Interval, "crawl-interval", 6*time.Hour, "time between crawls")
+	fs.DurationVar(&c.crawl.FullEvery, "full-every", 24*time.Hour, "time between full crawls (incremental updated_since crawls in between)")
+}
+
+func (c *config) bindGitHub(fs *pflag.FlagSet) {
+	fs.StringVar(&c.github.Token, "github-token", os.Getenv("GITHUB_TOKEN"), "GitHub token (env GITHUB_TOKEN); empty = 60 requests/h")
+	fs.StringVar(&c.github.BaseURL, "github-api", envOr("FORUM_GITHUB_API", github.DefaultBaseURL), "GitHub REST base URL (env FORUM_GITHUB_API)")
+	fs.IntVar(&c.github.PageCap, "commit-page-cap", github.DefaultCommitPageCap, "commit pages (of 100) per repo; more sets commit_cap_hit")
+	fs.DurationVar(&c.github.Refresh, "github-refresh", github.DefaultRefresh, "re-observe each repo this long after its last observation")
+	fs.DurationVar(&c.github.OwnerRefresh, "owner-refresh", github.DefaultOwnerRefresh, "look each owner account up again this long after the last lookup (a 304 is free)")
+	c.github.Enabled = os.Getenv(envGitHub) == "1"
 }
 
 func (c *config) logger() (*zap.Logger, error) {
@@ -99,7 +134,57 @@ func (c *config) logger() (*zap.Logger, error) {
 	return zc.Build()
 }
 
-// app holds the running pieces a subcommand asked for.
+// settings are the component settings of this configuration.
+func (c *config) settings() (component.Settings, error) {
+	var allow []netip.Prefix
+	for _, s := range c.probe.allow {
+		p, err := netip.ParsePrefix(s)
+		if err != nil {
+			return component.Settings{}, usageError{fmt.Errorf("--probe-allow %q: %w", s, err)}
+		}
+		allow = append(allow, p)
+	}
+	key := c.SigningKey
+	if key == "" {
+		key = filepath.Join(c.DataDir, "publication.key")
+	}
+	return component.Settings{
+		MethodWeights: c.MethodWeights, SigningKey: key, AdminTokens: os.Getenv(envAdminToken),
+		PublishInterval: c.PublishInterval, Listen: c.Listen, Sponsors: splitList(os.Getenv(envSponsored)),
+		Crawl: c.crawl, GitHub: c.github,
+		Probe: component.ProbeSettings{Interval: c.probe.interval, Concurrency: c.probe.concurrency, PerHost: c.probe.perHost,
+			Timeout: c.probe.timeout, Allow: allow},
+	}, nil
+}
+
+func splitList(s string) []string {
+	var out []string
+	for _, x := range strings.Split(s, ",") {
+		if x = strings.TrimSpace(x); x != "" {
+			out = append(out, x)
+		}
+	}
+	return out
+}
+
+// probeFlags configure the probe scheduler and the prober workers.
+type probeFlags struct {
+	interval    time.Duration
+	concurrency int
+	perHost     int
+	timeout     time.Duration
+	allow       []string
+}
+
+func (p *probeFlags) bind(fs *pflag.FlagSet) {
+	fs.DurationVar(&p.interval, "probe-interval", time.Hour, "how often each remote is probed (spread across the interval)")
+	fs.IntVar(&p.concurrency, "probe-concurrency", 32, "probes in flight per worker")
+	fs.IntVar(&p.perHost, "probe-per-host", probe.DefaultPerHostLimit, "probes in flight per host")
+	fs.DurationVar(&p.timeout, "probe-timeout", probe.DefaultTimeout, "budget for one whole handshake")
+	fs.StringSliceVar(&p.allow, "probe-allow", nil, "CIDRs the prober may reach although private/loopback (tests and labs only)")
+}
+
+// app holds what a subcommand opened.
 type app struct {
 	cfg      *config
 	log      *zap.Logger
@@ -107,58 +192,7 @@ type app struct {
 	embedded *bus.Embedded
 	store    store.Store
 	reg      *prometheus.Registry
-	// routes are extra API routes the running stages contribute.
-	routes []func(huma.API)
-}
-
-// stageSpec is a long-running processor that a file of this package adds
-// to 'run', 'replay' and 'process' by calling registerStage from init():
-// one file per processor, no edits to the wiring.
-type stageSpec struct {
-	name   string
-	group  string   // consumer group, for the replay's caught-up check ("" for none)
-	topics []string // topics that group reads
-	// start builds the stage on the app's bus and store (and may add API
-	// routes to a.routes); the returned func runs until ctx ends.
-	start func(ctx context.Context, a *app) (run func(ctx context.Context) error, err error)
-	// serve marks stages that need only the store and feed the API (search
-	// index, exports): 'forum serve' runs these too.
-	serve bool
-}
-
-var stages []stageSpec
-
-func registerStage(s stageSpec) { stages = append(stages, s) }
-
-// extraCommands are subcommands other files register from init().
-var extraCommands []func() *cobra.Command
-
-func registerCommand(f func() *cobra.Command) { extraCommands = append(extraCommands, f) }
-
-// Which registered stages startStages starts.
-const (
-	stagesAll       = iota // run, replay
-	stagesServeOnly        // serve: the ones that only feed the API
-	stagesNoServe          // process: no API, so none of those
-)
-
-// startStages starts the registered stages that which selects in g.
-func (a *app) startStages(ctx context.Context, g *group, gctx context.Context, which ...int) error {
-	mode := stagesAll
-	if len(which) > 0 {
-		mode = which[0]
-	}
-	for _, s := range stages {
-		if (mode == stagesServeOnly && !s.serve) || (mode == stagesNoServe && s.serve) {
-			continue
-		}
-		run, err := s.start(ctx, a)
-		if err != nil {
-			return fmt.Errorf("starting %s: %w", s.name, err)
-		}
-		g.Go(s.name, func() error { return run(gctx) })
-	}
-	return nil
+	stage    *stage.Metrics
 }
 
 // What openApp opens besides the logger.
@@ -175,12 +209,14 @@ func openApp(ctx context.Context, cfg *config, parts int) (*app, error) {
 	if err != nil {
 		return nil, usageError{err}
 	}
-	// An adopted method (forum calibrate --adopt) is put in force only by
-	// naming its weights file, before any stage reads method.Current().
-	if err := method.UseEnv(log); err != nil {
-		return nil, usageError{err}
+	// A method that cannot load is a bad configuration: refuse it before
+	// anything starts (each component loads the same file again).
+	if _, err := method.Load(cfg.MethodWeights); err != nil {
+		return nil, usageError{fmt.Errorf("--method-weights: %w", err)}
 	}
-	a := newApp(cfg, log)
+	reg := prometheus.NewRegistry()
+	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	a := &app{cfg: cfg, log: log, reg: reg, stage: stage.NewMetrics(reg)}
 	if parts&withStore != 0 {
 		if err := a.openStore(ctx); err != nil {
 			a.close()
@@ -196,12 +232,6 @@ func openApp(ctx context.Context, cfg *config, parts int) (*app, error) {
 	return a, nil
 }
 
-func newApp(cfg *config, log *zap.Logger) *app {
-	reg := prometheus.NewRegistry()
-	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
-	return &app{cfg: cfg, log: log, reg: reg}
-}
-
 func (a *app) openBus(ctx context.Context) error {
 	if a.cfg.KafkaBrokers != "" {
 		a.brokers = strings.Split(a.cfg.KafkaBrokers, ",")
@@ -214,14 +244,9 @@ func (a *app) openBus(ctx context.Context) error {
 		a.embedded = e
 		a.brokers = e.Addrs()
 	}
-	// registry.records: the differ reads a snapshot in order. registry.snapshots:
-	// publications follow snapshots in order (the review hold compares with
-	// the previous publication).
-	topics := []bus.TopicSpec{{Name: schema.TopicRegistryRecords, Partitions: 1}, {Name: schema.TopicRegistrySnapshots, Partitions: 1}}
-	for _, t := range []string{schema.TopicRegistryDiffs, schema.TopicDLQ, schema.TopicProbeRequests, schema.TopicHealthChecks} {
-		topics = append(topics, bus.TopicSpec{Name: t, Partitions: a.cfg.Partitions})
-	}
-	if err := bus.EnsureTopics(ctx, a.brokers, topics, a.log); err != nil {
+	// Every topic of the table (schema.Topics), with its partitions and
+	// cleanup policy: whichever role starts first creates them all.
+	if err := bus.EnsureTopics(ctx, a.brokers, bus.TopicSpecs(a.cfg.Partitions), a.log); err != nil {
 		return fmt.Errorf("the bus at %s is not usable: %w", strings.Join(a.brokers, ","), err)
 	}
 	return nil
@@ -274,122 +299,86 @@ func (a *app) close() {
 	_ = a.log.Sync()
 }
 
-func (a *app) differStage() (*differ.Stage, error) {
-	return differ.NewStage(differ.StageConfig{Brokers: a.brokers, StatePath: filepath.Join(a.cfg.DataDir, "differ-state.json"), Log: a.log})
-}
-
-func (a *app) sink() *history.Sink {
-	return &history.Sink{W: a.store, Log: a.log.Named("history"), Metrics: history.NewMetrics(a.reg)}
-}
-
-// serveAPI serves until ctx ends, then shuts down gracefully.
-func (a *app) serveAPI(ctx context.Context) error {
-	h, _ := api.New(api.Options{Store: a.store, Log: a.log.Named("api"), Registry: a.reg, Ready: a.busReady, Routes: a.routes})
-	ln, err := net.Listen("tcp", a.cfg.Listen)
-	if err != nil {
-		return fmt.Errorf("API listen on %s: %w", a.cfg.Listen, err)
-	}
-	srv := &http.Server{Handler: h, ReadHeaderTimeout: 5 * time.Second, ReadTimeout: 30 * time.Second, WriteTimeout: 60 * time.Second, IdleTimeout: 2 * time.Minute, MaxHeaderBytes: 64 << 10}
-	a.log.Info("API listening", zap.String("addr", ln.Addr().String()), zap.String("docs", "http://"+displayAddr(ln.Addr())+"/docs"))
-	errc := make(chan error, 1)
-	go func() { errc <- srv.Serve(ln) }()
-	select {
-	case <-ctx.Done():
-		sctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-		defer cancel()
-		return srv.Shutdown(sctx)
-	case err := <-errc:
-		if errors.Is(err, http.ErrServerClosed) {
-			return nil
-		}
-		return err
-	}
-}
-
-func displayAddr(addr net.Addr) string {
-	s := addr.String()
-	if strings.HasPrefix(s, "[::]:") {
-		return "localhost:" + strings.TrimPrefix(s, "[::]:")
-	}
-	if strings.HasPrefix(s, "0.0.0.0:") {
-		return "localhost:" + strings.TrimPrefix(s, "0.0.0.0:")
-	}
-	return s
-}
-
-func (a *app) busReady(ctx context.Context) error {
-	if a.brokers == nil {
-		return nil
-	}
-	_, err := bus.Lag(ctx, a.brokers, history.Group, history.Topics)
-	if err != nil {
-		return fmt.Errorf("bus: %w", err)
-	}
-	return nil
-}
-
-// caughtUp reports whether every stage has consumed everything on the bus.
-func (a *app) caughtUp(ctx context.Context, d *differ.Stage) (bool, int64, error) {
-	l1, err := d.Lag(ctx)
-	if err != nil {
-		return false, 0, err
-	}
-	l2, err := bus.Lag(ctx, a.brokers, history.Group, history.Topics)
-	if err != nil {
-		return false, 0, err
-	}
-	total := l1 + l2
-	for _, s := range stages {
-		if s.group == "" {
-			continue
-		}
-		l, err := bus.Lag(ctx, a.brokers, s.group, s.topics)
-		if err != nil {
-			return false, 0, err
-		}
-		total += l
-	}
-	return total == 0, total, nil
-}
-
-// probeFlags configure the probe scheduler and the prober workers.
-type probeFlags struct {
-	interval    time.Duration
-	concurrency int
-	perHost     int
-	timeout     time.Duration
-	allow       []string
-}
-
-func (p *probeFlags) bind(fs *pflag.FlagSet) {
-	fs.DurationVar(&p.interval, "probe-interval", time.Hour, "how often each remote is probed (spread across the interval)")
-	fs.IntVar(&p.concurrency, "probe-concurrency", 32, "probes in flight per worker")
-	fs.IntVar(&p.perHost, "probe-per-host", probe.DefaultPerHostLimit, "probes in flight per host")
-	fs.DurationVar(&p.timeout, "probe-timeout", probe.DefaultTimeout, "budget for one whole handshake")
-	fs.StringSliceVar(&p.allow, "probe-allow", nil, "CIDRs the prober may reach although private/loopback (tests and labs only)")
-}
-
-func (p *probeFlags) prober(log *zap.Logger) (*probe.Prober, error) {
-	var allow []netip.Prefix
-	for _, c := range p.allow {
-		pfx, err := netip.ParsePrefix(c)
-		if err != nil {
-			return nil, usageError{fmt.Errorf("--probe-allow %q: %w", c, err)}
-		}
-		allow = append(allow, pfx)
-	}
-	return probe.New(probe.WithTimeout(p.timeout), probe.WithPerHostLimit(p.perHost), probe.WithAllow(allow...), probe.WithLogger(log.Named("prober"))), nil
-}
-
-func (a *app) probeScheduler(p *probeFlags) *probe.Scheduler {
-	return &probe.Scheduler{Lister: a.store, W: bus.NewWriter(a.brokers, a.log), Interval: p.interval,
-		StatePath: filepath.Join(a.cfg.DataDir, "probe-scheduler.json"), Log: a.log.Named("probe-scheduler")}
-}
-
-func (a *app) probeWorker(p *probeFlags) (*probe.Worker, error) {
-	pr, err := p.prober(a.log)
+// deps are the component dependencies of this app.
+func (a *app) deps() (*component.Deps, error) {
+	st, err := a.cfg.settings()
 	if err != nil {
 		return nil, err
 	}
-	return &probe.Worker{Prober: pr, Brokers: a.brokers, Concurrency: p.concurrency, Log: a.log.Named("prober")}, nil
+	d := &component.Deps{Brokers: a.brokers, Partitions: a.cfg.Partitions, DataDir: a.cfg.DataDir, Log: a.log,
+		Registry: a.reg, Gatherer: a.reg, Stage: a.stage, Settings: st}
+	if a.store != nil {
+		d.Store = a.store
+	}
+	return d, nil
+}
+
+// started is a component that runs.
+type started struct {
+	spec   component.Spec
+	runner component.Runner
+}
+
+// start builds the components (in the order given: process before serve,
+// so the scorer's signing key exists before the API reads it) and runs
+// each under g; every goroutine is joined by g.Wait.
+func (a *app) start(ctx context.Context, g *errgroup.Group, specs []component.Spec) ([]started, error) {
+	d, err := a.deps()
+	if err != nil {
+		return nil, err
+	}
+	out := make([]started, 0, len(specs))
+	for _, s := range specs {
+		r, err := s.New(ctx, d)
+		if err != nil {
+			return nil, fmt.Errorf("starting %s: %w", s.Name, err)
+		}
+		out = append(out, started{spec: s, runner: r})
+	}
+	for _, s := range out {
+		g.Go(func() error {
+			if err := s.runner.Run(ctx); err != nil && !errors.Is(err, context.Canceled) {
+				return fmt.Errorf("%s: %w", s.spec.Name, err)
+			}
+			return nil
+		})
+	}
+	a.log.Debug("components started", zap.Int("n", len(out)))
+	return out, nil
+}
+
+// lag is how many input messages the components have not done yet, read
+// in dataflow order (upstream first: a zero read after an upstream zero
+// includes everything the upstream wrote before it committed).
+func (a *app) lag(ctx context.Context, cs []started) (int64, error) {
+	var total int64
+	for _, c := range cs {
+		var l int64
+		var err error
+		switch {
+		case isLagger(c.runner):
+			l, err = c.runner.(component.Lagger).Lag(ctx)
+		case c.spec.Group != "" && len(c.spec.In) > 0:
+			l, err = bus.Lag(ctx, a.brokers, c.spec.Group, c.spec.In)
+		}
+		if err != nil {
+			return 0, fmt.Errorf("lag of %s: %w", c.spec.Name, err)
+		}
+		total += l
+	}
+	return total, nil
+}
+
+func isLagger(r component.Runner) bool {
+	_, ok := r.(component.Lagger)
+	return ok
+}
+
+// withRoles lists the components of roles in that order of roles.
+func withRoles(roles ...component.Role) []component.Spec {
+	var out []component.Spec
+	for _, r := range roles {
+		out = append(out, component.List(r)...)
+	}
+	return out
 }

@@ -14,11 +14,10 @@ import (
 
 	"github.com/forum-mcp/forum/ingest/differ"
 	"github.com/forum-mcp/forum/ingest/registry"
+	"github.com/forum-mcp/forum/processors/method"
 	"github.com/forum-mcp/forum/processors/ownerburst"
 	"github.com/forum-mcp/forum/schema"
 )
-
-func init() { registerCommand(newBurstsCmd) }
 
 // burstDay is the detector's answer at one snapshot's capture time.
 type burstDay struct {
@@ -53,7 +52,7 @@ type burstReport struct {
 // detector at each capture time.
 func burstsOver(files []registry.SnapshotFile, progress func(string)) (*burstReport, error) {
 	known := differ.NewState()
-	det := ownerburst.NewState()
+	det := ownerburst.NewStateWith(method.Embedded().Weights)
 	rep := &burstReport{FlaggedDays: map[string]int{}}
 	for _, f := range files {
 		entries, _, st, err := registry.LoadSnapshotFile(f)
@@ -65,6 +64,7 @@ func burstsOver(files []registry.SnapshotFile, progress func(string)) (*burstRep
 		known = res.Next
 		det.ApplySnapshot(schema.SnapshotSummary{ID: snap.ID, ObservedAt: snap.ObservedAt, Source: filepath.Base(f.Path)})
 		det.Apply(res.Events...)
+		det.Prune(snap.ObservedAt) // as the stage does at each released snapshot
 		if rep.Baseline == "" {
 			rep.Baseline = filepath.Base(f.Path)
 		}

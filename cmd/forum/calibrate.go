@@ -26,13 +26,11 @@ import (
 // Nothing changes for a running scorer: it uses the embedded weights
 // (processors/method, weights-v0.1.0.json) until the adopted file is put in
 // force explicitly at startup, FORUM_METHOD_WEIGHTS=DATA_DIR/method/
-// weights-<version>.json (method.UseEnv: refused unless the changelog.json
-// beside it has the row with the file's SHA-256; logged when taken). A
+// weights-<version>.json or --method-weights (method.Load: refused unless
+// the changelog.json beside it has the row with the file's SHA-256). A
 // version's file is never overwritten. calibrate itself takes the same
 // variable (or --method-weights), so a second calibration compares with,
 // and builds on, the adopted method.
-
-func init() { registerCommand(newCalibrateCmd) }
 
 type calibrateReport struct {
 	At            time.Time            `json:"at"`
@@ -47,7 +45,7 @@ type calibrateReport struct {
 func newCalibrateCmd() *cobra.Command {
 	cfg := &config{}
 	var adopt, asJSON bool
-	var version, out, atStr, state, weights string
+	var version, out, atStr, state string
 	var minN int
 	cmd := &cobra.Command{
 		Use:   "calibrate [--adopt --version V]",
@@ -70,17 +68,12 @@ Examples:
   FORUM_METHOD_WEIGHTS=./data/method/weights-0.1.0-draft6.json forum run`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			if weights != "" {
-				log, err := cfg.logger()
-				if err != nil {
-					return usageError{err}
-				}
-				if err := method.UseFile(weights, log); err != nil {
-					return usageError{fmt.Errorf("--method-weights: %w", err)}
-				}
+			m, err := method.Load(cfg.MethodWeights)
+			if err != nil {
+				return usageError{fmt.Errorf("--method-weights: %w", err)}
 			}
 			if state == "" {
-				state = filepath.Join(cfg.DataDir, provenanceCheckpoint)
+				state = filepath.Join(cfg.DataDir, provenance.CheckpointFile)
 			}
 			if _, err := os.Stat(state); err != nil {
 				return usageError{fmt.Errorf("no provenance state at %s (run the pipeline with 'forum github' first): %w", state, err)}
@@ -95,20 +88,20 @@ Examples:
 					return usageError{fmt.Errorf("--at: %w", err)}
 				}
 			}
-			snap := st.Snapshot(method.Current(), at)
-			rep := calibrateReport{At: snap.At, MethodVersion: method.Version, WeightsSHA256: method.WeightsSHA256(), Gate: snap.Gate, Rates: snap.Rates}
+			snap := st.Snapshot(m.Weights, at)
+			rep := calibrateReport{At: snap.At, MethodVersion: m.Version(), WeightsSHA256: m.SHA256, Gate: snap.Gate, Rates: snap.Rates}
 			if adopt {
 				if version == "" {
-					version = method.Version + "-cal" + at.Format("20060102")
+					version = m.Version() + "-cal" + at.Format("20060102")
 				}
-				a, err := provenance.Adopt(method.RawWeights(), snap.Rates, version, at.Format("2006-01-02"), minN)
+				a, err := provenance.Adopt(m.Raw, snap.Rates, version, at.Format("2006-01-02"), minN)
 				if err != nil {
 					return err
 				}
 				if out == "" {
 					out = filepath.Join(cfg.DataDir, "method")
 				}
-				written, err := provenance.WriteAdoption(out, a)
+				written, err := provenance.WriteAdoption(out, a, m)
 				if err != nil {
 					return err
 				}
@@ -129,9 +122,8 @@ Examples:
 	cmd.Flags().StringVar(&out, "out", "", "where --adopt writes (default DATA_DIR/method; processors/method for the repo)")
 	cmd.Flags().IntVar(&minN, "min-n", provenance.MinAdoptN, "smallest denominator whose live rate --adopt takes")
 	cmd.Flags().StringVar(&atStr, "at", "", "evaluate at this time (RFC 3339; default now)")
-	cmd.Flags().StringVar(&state, "state", "", "provenance checkpoint (default DATA_DIR/"+provenanceCheckpoint+")")
+	cmd.Flags().StringVar(&state, "state", "", "provenance checkpoint (default DATA_DIR/"+provenance.CheckpointFile+")")
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print JSON")
-	cmd.Flags().StringVar(&weights, "method-weights", os.Getenv(method.EnvWeights), "an adopted weights file to compare with and adopt on top of (env "+method.EnvWeights+"; default the embedded method)")
 	return cmd
 }
 

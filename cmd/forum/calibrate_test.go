@@ -90,7 +90,7 @@ func TestCalibrateCommand(t *testing.T) {
 	if w.MethodVersion != "0.1.0-draft5-cal-test" || w.Provenance.Signals["no_license"].BaseRate != 0.5 {
 		t.Fatalf("adopted weights: %s %+v", w.MethodVersion, w.Provenance.Signals["no_license"])
 	}
-	if method.Current().Provenance.Signals["no_license"].BaseRate != 0.23 {
+	if method.Embedded().Weights.Provenance.Signals["no_license"].BaseRate != 0.23 {
 		t.Fatal("the method in force changed")
 	}
 	if _, err := run("--adopt", "--version", "0.1.0-draft5-cal-test"); err == nil {
@@ -122,7 +122,7 @@ func TestCalibrateAdoptThenUse(t *testing.T) {
 	st, run := calibrationFixture(t, dir, at)
 	server := "io.github.o/s0" // no license
 	score := func() float64 {
-		sv, ok := st.Snapshot(method.Current(), at).Lookup(server)
+		sv, ok := st.Snapshot(method.Embedded().Weights, at).Lookup(server)
 		if !ok || sv.Provenance.Value == nil || !sv.Flags.NoLicense {
 			t.Fatalf("%s: %+v", server, sv)
 		}
@@ -141,12 +141,12 @@ func TestCalibrateAdoptThenUse(t *testing.T) {
 	if err := method.UseFile(path, zaptest.NewLogger(t)); err != nil {
 		t.Fatal(err)
 	}
-	if method.Current().MethodVersion != "0.1.0-draft5-cal-use" || method.Version != "0.1.0-draft5-cal-use" || method.WeightsSHA256() != rep.Adopted.Row.WeightsSHA256 {
-		t.Fatalf("in force: %s / %s / %s", method.Current().MethodVersion, method.Version, method.WeightsSHA256())
+	if method.Embedded().Weights.MethodVersion != "0.1.0-draft5-cal-use" || method.Embedded().Version() != "0.1.0-draft5-cal-use" || method.Embedded().SHA256 != rep.Adopted.Row.WeightsSHA256 {
+		t.Fatalf("in force: %s / %s / %s", method.Embedded().Weights.MethodVersion, method.Embedded().Version(), method.Embedded().SHA256)
 	}
 	after := score()
 	// no_license: 10 × f(0.23) before, 10 × f(0.5) after.
-	w := method.Current()
+	w := method.Embedded().Weights
 	want := before + 10*trust.BaseRateFactor(w, 0.23) - 10*trust.BaseRateFactor(w, 0.5)
 	if after == before || math.Abs(after-want) > 0.01 {
 		t.Fatalf("provenance %v under the adopted method (was %v), want %.2f", after, before, want)
@@ -180,7 +180,7 @@ func TestCalibrateAdoptThenUse(t *testing.T) {
 	if _, err := run("--method-weights", lone); !errors.As(err, &ue) || !errors.Is(ue.error, method.ErrNotAdopted) || !strings.Contains(err.Error(), "changelog.json") {
 		t.Fatalf("a file without its change-log row: %v", err)
 	}
-	if method.Version != method.EmbeddedVersion || score() != before {
+	if method.Embedded().Version() != method.EmbeddedVersion || score() != before {
 		t.Fatal("a refused file changed the method in force")
 	}
 }

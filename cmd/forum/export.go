@@ -18,23 +18,9 @@ import (
 	"github.com/forum-mcp/forum/api"
 )
 
-// 'forum export' writes one table as an Arrow IPC file or Parquet; the
-// export-api stage adds GET /v1/export/{table} (Arrow IPC stream) to the API
-// of 'run' and 'replay --serve'. Schemas: api/export.go and the golden files
+// 'forum export' writes one table as an Arrow IPC file or Parquet; the API
+// serves the same tables at GET /v1/export/{table} (Arrow IPC stream). Schemas: api/export.go and the golden files
 // api/testdata/export.<table>.schema.golden.txt.
-
-func init() {
-	registerCommand(newExportCmd)
-	registerStage(stageSpec{name: "export-api", serve: true,
-		start: func(_ context.Context, a *app) (func(context.Context) error, error) {
-			src, ok := a.store.(api.ExportSource)
-			if !ok {
-				return nil, fmt.Errorf("the store %T cannot be exported", a.store)
-			}
-			a.routes = append(a.routes, api.ExportRoutes(api.ExportOptions{Store: src, Log: a.log.Named("export-api")}))
-			return func(ctx context.Context) error { <-ctx.Done(); return nil }, nil
-		}})
-}
 
 func newExportCmd() *cobra.Command {
 	cfg := &config{}
@@ -81,15 +67,11 @@ stream GET /v1/export/{table} from the running API instead.`,
 				}
 				sinceT = t
 			}
-			log, err := cfg.logger()
+			a, err := openApp(cmd.Context(), cfg, withStore)
 			if err != nil {
-				return usageError{err}
-			}
-			a := newApp(cfg, log)
-			defer a.close()
-			if err := a.openStore(cmd.Context()); err != nil {
 				return err
 			}
+			defer a.close()
 			src, ok := a.store.(api.ExportSource)
 			if !ok {
 				return fmt.Errorf("the store %T cannot be exported", a.store)

@@ -18,8 +18,6 @@ import (
 	"github.com/forum-mcp/forum/sql/store"
 )
 
-func init() { registerCommand(newIncidentsCmd) }
-
 func newIncidentsCmd() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "incidents",
@@ -152,9 +150,6 @@ With the embedded defaults this opens the DuckDB file and the broker under
 				return nil
 			}
 			if err := a.openBus(ctx); err != nil {
-				return err
-			}
-			if err := ensureIncidentTopic(ctx, a); err != nil {
 				return err
 			}
 			w := bus.NewWriter(a.brokers, a.log)

@@ -4,10 +4,10 @@
 //	forum run       all roles in one process (embedded broker + DuckDB by default)
 //	forum replay    the same pipeline fed from snapshot files, then a summary
 //	forum diff      drift events between two snapshot files, as JSON lines
-//	forum ingest    a source alone: crawler, probe scheduler, prober (at scale)
+//	forum ingest    a source alone: crawler, probe scheduler, prober, GitHub crawler, replay (at scale)
 //	forum probe     one MCP handshake against one URL, printed as JSON
-//	forum process   the differ and the history sink alone (at scale)
-//	forum serve     the API alone (at scale; ClickHouse store)
+//	forum process   the processors and sinks alone (at scale)
+//	forum serve     the API alone, stateless over the store (at scale: many replicas)
 //	forum migrate   create or upgrade the store's tables
 //	forum sql       read-only SQL against the store
 //	forum validate  the drift engine's self-test on a snapshot
@@ -39,6 +39,10 @@ func main() {
 	}
 }
 
+// The long-running commands pick their components from internal/component
+// (components.go imports them); the rest are tools over the store, the bus
+// or files.
+
 // usageError marks errors caused by how the command was called (exit 2).
 type usageError struct{ error }
 
@@ -60,9 +64,7 @@ Start here:
 		SilenceErrors: true,
 	}
 	root.AddCommand(newRunCmd(), newReplayCmd(), newDiffCmd(), newIngestCmd(), newProcessCmd(), newServeCmd(),
-		newMigrateCmd(), newSQLCmd(), newValidateCmd(), newOpenAPICmd(), newProbeCmd())
-	for _, f := range extraCommands {
-		root.AddCommand(f())
-	}
+		newMigrateCmd(), newSQLCmd(), newValidateCmd(), newOpenAPICmd(), newProbeCmd(), newGitHubCmd(),
+		newIncidentsCmd(), newBurstsCmd(), newCalibrateCmd(), newExportCmd(), newExportPublicationCmd(), newVerifyCmd())
 	return root
 }

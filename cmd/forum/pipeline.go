@@ -9,54 +9,18 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"sort"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/spf13/cobra"
 	"go.uber.org/zap"
+	"golang.org/x/sync/errgroup"
 
 	"github.com/forum-mcp/forum/bus"
-	"github.com/forum-mcp/forum/ingest/differ"
 	"github.com/forum-mcp/forum/ingest/registry"
+	"github.com/forum-mcp/forum/internal/component"
 	"github.com/forum-mcp/forum/schema"
 )
-
-// group runs long-lived components; the first to fail cancels the rest
-// (Prometheus' run-group habit, without the dependency).
-type group struct {
-	wg     sync.WaitGroup
-	mu     sync.Mutex
-	err    error
-	cancel context.CancelFunc
-}
-
-func newGroup(ctx context.Context) (*group, context.Context) {
-	ctx, cancel := context.WithCancel(ctx)
-	return &group{cancel: cancel}, ctx
-}
-
-func (g *group) Go(name string, f func() error) {
-	g.wg.Add(1)
-	go func() {
-		defer g.wg.Done()
-		if err := f(); err != nil && !errors.Is(err, context.Canceled) {
-			g.mu.Lock()
-			if g.err == nil {
-				g.err = fmt.Errorf("%s: %w", name, err)
-			}
-			g.mu.Unlock()
-			g.cancel()
-		}
-	}()
-}
-
-func (g *group) Wait() error {
-	g.wg.Wait()
-	g.cancel()
-	return g.err
-}
 
 func newReplayCmd() *cobra.Command {
 	cfg := &config{}
@@ -69,12 +33,13 @@ func newReplayCmd() *cobra.Command {
 {server,_meta} entries; BOM or not) through the same pipeline as 'run': each
 file is published on registry.records with its capture time as event time
 (from DIR/MANIFEST.tsv, else a YYYY-MM-DD date in the file name), the differ
-turns it into drift events, and the history sink stores everything.
+turns it into drift events, every processor concludes, the scorer publishes
+one signed publication per snapshot, and the sinks store everything.
 
 It is resumable: a replay killed at any point and started again with the same
 --data-dir ends with the same store contents as one that was never stopped.
-When every stage has caught up it prints the per-kind event counts and exits
-(or keeps serving the API with --serve).
+When every component has caught up it prints the per-kind event counts and
+exits (or keeps serving the API with --serve).
 
 Example:
   forum replay --snapshots ingest/registry/testdata/snapshots
@@ -97,29 +62,36 @@ Example:
 				return err
 			}
 			defer a.close()
-			stage, err := a.differStage()
-			if err != nil {
-				return err
-			}
-			g, gctx := newGroup(ctx)
-			g.Go("differ", func() error { return stage.Run(gctx) })
-			g.Go("history", func() error { return a.sink().Run(gctx, a.brokers) })
-			if err := a.startStages(ctx, g, gctx); err != nil {
-				g.cancel()
-				_ = g.Wait()
-				return err
-			}
+			specs := component.List(component.RoleProcess)
 			if serve {
-				g.Go("api", func() error { return a.serveAPI(gctx) })
+				specs = append(specs, component.List(component.RoleServe)...)
 			}
-			res := make(chan error, 1)
-			go func() { res <- a.replay(gctx, dir, files, stage) }()
+			rctx, stop := context.WithCancel(ctx)
+			defer stop()
+			g, gctx := errgroup.WithContext(rctx)
+			running, err := a.start(gctx, g, specs)
+			if err != nil {
+				stop()
+				return waitAfter(g, err)
+			}
+			done := make(chan error, 1)
+			go func() {
+				start := time.Now()
+				if err := a.publishSnapshots(gctx, dir, files); err != nil {
+					done <- err
+					return
+				}
+				if err := a.waitCaughtUp(gctx, running, start); err != nil {
+					done <- err
+					return
+				}
+				done <- a.printSummary(gctx, jsonOut)
+			}()
 			select {
-			case err := <-res:
+			case err := <-done:
 				if err != nil {
-					g.cancel()
-					_ = g.Wait()
-					return err
+					stop()
+					return waitAfter(g, err)
 				}
 			case <-gctx.Done():
 				if err := g.Wait(); err != nil {
@@ -127,16 +99,11 @@ Example:
 				}
 				return ctx.Err()
 			}
-			if err := a.printSummary(ctx, jsonOut); err != nil {
-				g.cancel()
-				_ = g.Wait()
-				return err
-			}
 			if serve {
 				fmt.Fprintln(os.Stderr, "replay done; serving the API until interrupted")
-				<-gctx.Done()
+				return g.Wait()
 			}
-			g.cancel()
+			stop()
 			return g.Wait()
 		},
 	}
@@ -144,13 +111,16 @@ Example:
 	cfg.bindBus(cmd.Flags())
 	cfg.bindStore(cmd.Flags())
 	cfg.bindAPI(cmd.Flags())
+	cfg.bindScorer(cmd.Flags())
 	cmd.Flags().StringVar(&dir, "snapshots", "", "directory of snapshot files (required)")
 	cmd.Flags().BoolVar(&serve, "serve", false, "keep serving the API after the replay")
 	cmd.Flags().StringVar(&jsonOut, "summary-json", "", "also write the summary as JSON to this file ('-' for stdout)")
 	return cmd
 }
 
-func (a *app) replay(ctx context.Context, dir string, files []registry.SnapshotFile, stage *differ.Stage) error {
+// publishSnapshots publishes the snapshot files on registry.records, each
+// once (a progress file under the data dir remembers which are on the bus).
+func (a *app) publishSnapshots(ctx context.Context, dir string, files []registry.SnapshotFile) error {
 	abs, _ := filepath.Abs(dir)
 	sum := sha256.Sum256([]byte(abs))
 	prog, err := registry.LoadReplayProgress(filepath.Join(a.cfg.DataDir, "replay", hex.EncodeToString(sum[:8])+".json"))
@@ -179,8 +149,12 @@ func (a *app) replay(ctx context.Context, dir string, files []registry.SnapshotF
 	if err != nil {
 		return err
 	}
-	last := files[len(files)-1].CapturedAt
-	fmt.Fprintf(os.Stderr, "published %d snapshots in %s; waiting for the differ and the store to catch up\n", len(files), time.Since(start).Round(time.Millisecond))
+	fmt.Fprintf(os.Stderr, "published %d snapshots in %s; waiting for the pipeline to catch up\n", len(files), time.Since(start).Round(time.Millisecond))
+	return nil
+}
+
+// waitCaughtUp waits until every running component has done all its input.
+func (a *app) waitCaughtUp(ctx context.Context, running []started, start time.Time) error {
 	tick := time.NewTicker(200 * time.Millisecond)
 	defer tick.Stop()
 	lastReport := time.Now()
@@ -190,21 +164,17 @@ func (a *app) replay(ctx context.Context, dir string, files []registry.SnapshotF
 			return ctx.Err()
 		case <-tick.C:
 		}
-		applied, _ := stage.Applied()
-		if applied.Before(last) {
-			continue
-		}
-		done, lag, err := a.caughtUp(ctx, stage)
+		lag, err := a.lag(ctx, running)
 		if err != nil {
 			a.log.Debug("lag check", zap.Error(err))
 			continue
 		}
-		if done {
+		if lag == 0 {
 			fmt.Fprintf(os.Stderr, "caught up in %s\n", time.Since(start).Round(time.Millisecond))
 			return nil
 		}
 		if time.Since(lastReport) > 2*time.Second {
-			fmt.Fprintf(os.Stderr, "  %d messages still to store\n", lag)
+			fmt.Fprintf(os.Stderr, "  %d messages still to process\n", lag)
 			lastReport = time.Now()
 		}
 	}
@@ -219,6 +189,7 @@ type summary struct {
 	DeadLetters   int64            `json:"dead_letters"`
 	Servers       int64            `json:"servers"`
 	RecordsStored int64            `json:"registry_records"`
+	Publications  int              `json:"publications"`
 }
 
 func (a *app) printSummary(ctx context.Context, jsonOut string) error {
@@ -234,7 +205,8 @@ func (a *app) printSummary(ctx context.Context, jsonOut string) error {
 	if err != nil {
 		return err
 	}
-	s := summary{Snapshots: len(snaps), EventCounts: map[string]int64{}, PartialDays: []string{}, DeadLetters: tables["dlq"], Servers: tables["servers_latest"], RecordsStored: tables["registry_records"]}
+	s := summary{Snapshots: len(snaps), EventCounts: map[string]int64{}, PartialDays: []string{}, DeadLetters: tables["dlq"], Servers: tables["servers_latest"],
+		RecordsStored: tables["registry_records"], Publications: int(tables["publications"])}
 	for _, k := range schema.EventKinds {
 		s.EventCounts[k] = counts[k]
 		s.Events += counts[k]
@@ -245,10 +217,8 @@ func (a *app) printSummary(ctx context.Context, jsonOut string) error {
 		}
 	}
 	fmt.Printf("snapshots applied: %d (partial, no removals: %s)\n", s.Snapshots, strings.Join(orNone(s.PartialDays), ", "))
-	fmt.Printf("servers: %d   registry records: %d   dead letters: %d\n", s.Servers, s.RecordsStored, s.DeadLetters)
+	fmt.Printf("servers: %d   registry records: %d   dead letters: %d   publications: %d\n", s.Servers, s.RecordsStored, s.DeadLetters, s.Publications)
 	fmt.Printf("drift events: %d\n", s.Events)
-	kinds := append([]string(nil), schema.EventKinds...)
-	sort.Strings(kinds)
 	for _, k := range schema.EventKinds {
 		fmt.Printf("  %-20s %6d\n", k, s.EventCounts[k])
 	}

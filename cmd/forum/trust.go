@@ -9,6 +9,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"path/filepath"
 	"regexp"
 	"strconv"
 
@@ -18,11 +19,6 @@ import (
 	"github.com/forum-mcp/forum/processors/scorer"
 	"github.com/forum-mcp/forum/sql/store"
 )
-
-func init() {
-	registerCommand(newExportPublicationCmd)
-	registerCommand(newVerifyCmd)
-}
 
 func newExportPublicationCmd() *cobra.Command {
 	cfg := &config{}
@@ -134,7 +130,7 @@ Example:
 			var pub ed25519.PublicKey
 			var err error
 			if keyPath == "" {
-				keyPath = signingKeyPath(dataDir)
+				keyPath = envOr(envSigningKey, filepath.Join(dataDir, scorer.KeyFile))
 			}
 			kb, err := os.ReadFile(keyPath)
 			if err != nil {

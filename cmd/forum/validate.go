@@ -167,15 +167,11 @@ func scoredFromReader(r io.Reader, name string) ([]scorer.Scored, error) {
 
 // scoredFromStore reads the records of the store's newest publication.
 func scoredFromStore(cmd *cobra.Command, cfg *config) ([]scorer.Scored, string, error) {
-	log, err := cfg.logger()
+	a, err := openApp(cmd.Context(), cfg, withStore)
 	if err != nil {
-		return nil, "", usageError{err}
-	}
-	a := newApp(cfg, log)
-	defer a.close()
-	if err := a.openStore(cmd.Context()); err != nil {
 		return nil, "", err
 	}
+	defer a.close()
 	ts, ok := a.store.(store.TrustStore)
 	if !ok {
 		return nil, "", fmt.Errorf("the store %T keeps no trust records", a.store)

@@ -29,6 +29,8 @@ import (
 	"sort"
 	"strings"
 	"unicode/utf8"
+
+	"github.com/forum-mcp/forum/schema"
 )
 
 // Classes (SPEC §1.4).
@@ -51,16 +53,9 @@ const (
 // MaxSnippet bounds a finding's evidence snippet in bytes.
 const MaxSnippet = 200
 
-// Finding is one scanner finding.
-type Finding struct {
-	Class    string `json:"class"`
-	Severity string `json:"severity"`
-	Tool     string `json:"tool,omitempty"`  // "" for registry-level text
-	Field    string `json:"field,omitempty"` // e.g. tool.description, tool.input_schema, registry.description
-	RuleID   string `json:"rule_id"`
-	Evidence string `json:"evidence"`
-	Source   string `json:"source"` // "builtin" or "ramparts"
-}
+// Finding is one scanner finding (schema.ScanFinding: it is sealed in the
+// published record).
+type Finding = schema.ScanFinding
 
 // Tool is a captured tool definition.
 type Tool struct {

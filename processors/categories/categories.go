@@ -44,6 +44,8 @@ import (
 	"sync"
 	"unicode"
 	"unicode/utf8"
+
+	"github.com/forum-mcp/forum/schema"
 )
 
 //go:embed categories.json
@@ -153,12 +155,9 @@ type Input struct {
 	Tools       []Tool
 }
 
-// Result is the classification of one server.
-type Result struct {
-	Primary    string         `json:"primary"`
-	Categories []string       `json:"categories"` // primary first, at most 3
-	Weights    map[string]int `json:"weights"`
-}
+// Result is the classification of one server (schema.Categories: it is
+// sealed in the published record).
+type Result = schema.Categories
 
 // maxIDs is how many keyword words one text word can match: itself, minus
 // "s", minus "es".

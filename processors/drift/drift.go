@@ -86,9 +86,6 @@ type State struct {
 	applied   int64 // events accepted (not counting duplicates)
 }
 
-// NewState returns an empty state using the current method weights.
-func NewState() *State { return NewStateWith(method.Current()) }
-
 // NewStateWith returns an empty state using w (tests).
 func NewStateWith(w *method.Weights) *State {
 	return &State{w: w, servers: map[string]*serverState{}, ns: map[string]*nsState{}}
@@ -269,6 +266,54 @@ func (s *State) DriftInput(server string) trust.DriftInput {
 	return in
 }
 
+// InputAsOf is DriftInput as of at: only events observed at or before at,
+// and the namespace's bulk edits from those events, so what a released
+// snapshot concludes does not depend on later events already applied.
+func (s *State) InputAsOf(server string, at time.Time) trust.DriftInput {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	var in trust.DriftInput
+	if ss := s.servers[server]; ss != nil {
+		in.ObservedSince = ss.ObservedSince
+		if in.ObservedSince.IsZero() {
+			in.ObservedSince = ss.FirstEvent
+		}
+		if !in.ObservedSince.After(at) {
+			in.Events = upTo(ss.Events, at)
+		} else {
+			in.ObservedSince = time.Time{}
+		}
+	}
+	in.BulkEdits = s.bulkAsOfLocked(schema.Namespace(server), at)
+	return in
+}
+
+// BulkEditsAsOf are a namespace's bulk description edits from its events
+// observed at or before at.
+func (s *State) BulkEditsAsOf(namespace string, at time.Time) []trust.BulkEdit {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	return s.bulkAsOfLocked(namespace, at)
+}
+
+func (s *State) bulkAsOfLocked(namespace string, at time.Time) []trust.BulkEdit {
+	ns := s.ns[namespace]
+	if ns == nil {
+		return []trust.BulkEdit{}
+	}
+	out := trust.BulkEdits(s.w, upTo(ns.Events, at))[namespace]
+	if out == nil {
+		out = []trust.BulkEdit{}
+	}
+	return out
+}
+
+// upTo copies the prefix of time-ordered events observed at or before at.
+func upTo(evs []schema.DriftEvent, at time.Time) []schema.DriftEvent {
+	n := sort.Search(len(evs), func(i int) bool { return evs[i].ObservedAt.After(at) })
+	return append(make([]schema.DriftEvent, 0, n), evs[:n]...)
+}
+
 // Watermark is the greatest event time seen (zero when empty).
 func (s *State) Watermark() time.Time {
 	s.mu.RLock()
@@ -335,9 +380,6 @@ func (s *State) UnmarshalJSON(b []byte) error {
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if s.w == nil {
-		s.w = method.Current()
-	}
 	s.watermark = c.Watermark
 	s.servers, s.ns = c.Servers, c.Namespaces
 	if s.servers == nil {
@@ -349,9 +391,9 @@ func (s *State) UnmarshalJSON(b []byte) error {
 	return nil
 }
 
-// Load reads a checkpoint; a missing file is an empty state.
-func Load(path string) (*State, error) {
-	s := NewState()
+// Load reads a checkpoint; a missing file is an empty state scored with w.
+func Load(path string, w *method.Weights) (*State, error) {
+	s := NewStateWith(w)
 	if _, err := ckpt.Load(path, s); err != nil {
 		return nil, fmt.Errorf("drift state: %w", err)
 	}

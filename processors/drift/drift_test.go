@@ -88,7 +88,7 @@ func TestLiveEqualsReplay(t *testing.T) {
 		t.Run(fmt.Sprint(seed), func(t *testing.T) {
 			r := rand.New(rand.NewPCG(seed, 99))
 			evs := history(r, Horizon+200*24*time.Hour)
-			live := NewState()
+			live := NewStateWith(method.Embedded().Weights)
 			for i, e := range shuffleWithin(r, evs, 48*time.Hour) {
 				live.Apply(e)
 				if i%7 == 0 { // at-least-once: some events come again
@@ -97,7 +97,7 @@ func TestLiveEqualsReplay(t *testing.T) {
 			}
 			all := append([]schema.DriftEvent(nil), evs...)
 			r.Shuffle(len(all), func(i, j int) { all[i], all[j] = all[j], all[i] })
-			replay := NewState()
+			replay := NewStateWith(method.Embedded().Weights)
 			replay.Apply(all...)
 			if a, b := dump(t, live), dump(t, replay); !bytes.Equal(a, b) {
 				t.Fatalf("live and replayed states differ (%d vs %d bytes)", len(a), len(b))
@@ -106,7 +106,7 @@ func TestLiveEqualsReplay(t *testing.T) {
 				t.Errorf("nothing was pruned (%d events kept of %d): the test does not exercise pruning", st.Events, len(evs))
 			}
 			// Batches of random size, as bus.Consume delivers them.
-			batched := NewState()
+			batched := NewStateWith(method.Embedded().Weights)
 			sh := shuffleWithin(r, evs, 24*time.Hour)
 			for i := 0; i < len(sh); {
 				n := 1 + r.IntN(300)
@@ -124,10 +124,10 @@ func TestLiveEqualsReplay(t *testing.T) {
 // more than 0.01 compared with keeping every event, for every server, at
 // the watermark and a day later.
 func TestPruneBound(t *testing.T) {
-	w := method.Current()
+	w := method.Embedded().Weights
 	r := rand.New(rand.NewPCG(7, 7))
 	evs := history(r, Horizon+300*24*time.Hour)
-	s := NewState()
+	s := NewStateWith(method.Embedded().Weights)
 	s.Apply(evs...)
 	byServer := map[string][]schema.DriftEvent{}
 	for _, e := range evs {
@@ -170,7 +170,7 @@ func TestPrunePrefix(t *testing.T) {
 }
 
 func TestDriftInput(t *testing.T) {
-	s := NewState()
+	s := NewStateWith(method.Embedded().Weights)
 	ns := "io.github.a"
 	e := func(server, kind string, h int, after string) schema.DriftEvent {
 		at := t0.Add(time.Duration(h) * time.Hour)
@@ -194,13 +194,13 @@ func TestDriftInput(t *testing.T) {
 
 func TestCheckpointRoundTrip(t *testing.T) {
 	r := rand.New(rand.NewPCG(3, 3))
-	s := NewState()
+	s := NewStateWith(method.Embedded().Weights)
 	s.Apply(history(r, 90*24*time.Hour)...)
 	path := filepath.Join(t.TempDir(), "drift-state.json")
 	if err := s.Save(path); err != nil {
 		t.Fatal(err)
 	}
-	back, err := Load(path)
+	back, err := Load(path, method.Embedded().Weights)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -212,28 +212,57 @@ func TestCheckpointRoundTrip(t *testing.T) {
 			t.Fatalf("DriftInput(%s) differs after reload", srv)
 		}
 	}
-	if missing, err := Load(filepath.Join(t.TempDir(), "none.json")); err != nil || missing.Stats().Servers != 0 {
+	if missing, err := Load(filepath.Join(t.TempDir(), "none.json"), method.Embedded().Weights); err != nil || missing.Stats().Servers != 0 {
 		t.Errorf("missing checkpoint: %v, %+v", err, missing.Stats())
 	}
 }
 
-// TestConcurrentUse: the scorer reads while the stage applies (run with -race).
+// TestConcurrentUse: reads during applies (run with -race) always see a
+// well-formed state — each server's events time-ordered and unique, never
+// more than were applied — and the state after concurrent use equals the
+// state of the same events applied alone.
 func TestConcurrentUse(t *testing.T) {
 	r := rand.New(rand.NewPCG(9, 9))
 	evs := history(r, 60*24*time.Hour)
-	s := NewState()
+	s := NewStateWith(method.Embedded().Weights)
 	done := make(chan struct{})
+	applied := make(chan struct{}) // the writer waits for a read after every other batch
 	go func() {
 		defer close(done)
 		for i := 0; i < len(evs); i += 50 {
 			s.Apply(evs[i:min(i+50, len(evs))]...)
+			if (i/50)%2 == 0 {
+				applied <- struct{}{}
+			}
 		}
 	}()
-	for i := 0; i < 200; i++ {
-		for _, srv := range []string{"io.github.ns0/s01", "io.github.ns1/s02"} {
-			_ = s.DriftInput(srv)
+	reads := 0
+	for reading := true; reading; reads++ {
+		select {
+		case <-done:
+			reading = false
+		case <-applied:
+		default:
 		}
-		_ = s.Stats()
+		for _, srv := range []string{"io.github.ns0/s01", "io.github.ns1/s02"} {
+			in := s.DriftInput(srv)
+			seen := map[string]bool{}
+			for i, e := range in.Events {
+				if seen[e.ID] || (i > 0 && e.ObservedAt.Before(in.Events[i-1].ObservedAt)) || e.Server != srv {
+					t.Fatalf("read %d: events of %s out of order, duplicated or foreign: %+v", reads, srv, in.Events)
+				}
+				seen[e.ID] = true
+			}
+		}
+		if st := s.Stats(); st.Events > len(evs) {
+			t.Fatalf("read %d: %d events held, only %d exist", reads, st.Events, len(evs))
+		}
 	}
-	<-done
+	alone := NewStateWith(method.Embedded().Weights)
+	alone.Apply(evs...)
+	a, _ := json.Marshal(alone)
+	b, _ := json.Marshal(s)
+	if !bytes.Equal(a, b) || reads < 2 {
+		t.Fatalf("concurrent use left another state than applying alone (or no read overlapped: %d reads)", reads)
+	}
 }

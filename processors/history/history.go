@@ -1,13 +1,25 @@
-// Package history is the sink that keeps the registry's history in the
-// store: registry.records -> registry_records + servers_latest,
-// registry.diffs -> drift_events, registry.snapshots -> snapshots,
-// health.checks -> health_checks, dlq -> dlq.
+// Package history holds the sinks that keep the pipeline's history in the
+// store, each on bus/stage's shape (decode, validate, dead-letter with a
+// reason, apply = insert, commit only after the store has the batch):
 //
-// It is the at-least-once boundary: a batch is written to the store first and
-// its offsets are committed after (bus.Consume), and every table dedups on a
-// deterministic key, so a crash between the two only re-writes the same rows.
-// A message that does not decode is stored as a dead letter with its reason;
-// it never stops the stream.
+//   - the history sink (group forum-history): what came in —
+//     registry.records → registry_records + servers_latest (+ registry_loads
+//     at each snapshot's end), registry.diffs → drift_events,
+//     registry.snapshots → snapshots, health.checks → health_checks,
+//     provenance.obs → provenance, incidents → incidents + incident_audit,
+//     dlq → dlq;
+//   - the results sink (group forum-results): what the processors
+//     concluded — drift.state → drift_states, incidents.state →
+//     incident_states, ownerburst.windows → owner_bursts,
+//     provenance.signals → provenance_signals, provenance.rates →
+//     base_rates + provenance_gate, trust.records → trust_records;
+//   - the publications sink (group forum-publications): trust.publications
+//     → publications, each written only once all its records are stored, so
+//     a reader never sees half a publication.
+//
+// Every table dedups on a deterministic key, so a redelivered batch
+// rewrites the same rows. Bad input never stops a sink: it goes to the dlq
+// topic with its reason (and from there into the dlq table).
 package history
 
 import (
@@ -16,161 +28,167 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/prometheus/client_golang/prometheus"
 	"github.com/segmentio/kafka-go"
 	"go.uber.org/zap"
 
-	"github.com/forum-mcp/forum/bus"
-	"github.com/forum-mcp/forum/ingest/probe"
+	"github.com/forum-mcp/forum/bus/stage"
+	"github.com/forum-mcp/forum/processors/incidents"
+	"github.com/forum-mcp/forum/processors/method"
 	"github.com/forum-mcp/forum/schema"
 	"github.com/forum-mcp/forum/sql/store"
 )
 
-// Topics the sink reads.
-var Topics = []string{schema.TopicRegistryRecords, schema.TopicRegistryDiffs, schema.TopicRegistrySnapshots, schema.TopicHealthChecks, schema.TopicDLQ}
+// The history sink's name, group and input topics.
+const (
+	Name  = "history"
+	Group = "forum-history"
+)
 
-// Group is the sink's consumer group.
-const Group = "forum-history"
+// Topics the history sink reads.
+var Topics = []string{schema.TopicRegistryRecords, schema.TopicRegistryDiffs, schema.TopicRegistrySnapshots,
+	schema.TopicHealthChecks, schema.TopicProvenanceObs, schema.TopicIncidents, schema.TopicDLQ}
 
-// Writer is what the sink needs of the store.
+// Writer is what the history sink needs of the store.
 type Writer interface {
 	InsertRecords(ctx context.Context, recs []store.Record) error
 	InsertEvents(ctx context.Context, evs []schema.DriftEvent) error
 	InsertSnapshots(ctx context.Context, snaps []schema.SnapshotSummary) error
 	InsertDLQ(ctx context.Context, msgs []schema.DLQMessage) error
 	InsertHealthChecks(ctx context.Context, checks []store.HealthCheck) error
+	InsertProvenance(ctx context.Context, rows []store.Provenance) error
+	InsertIncidents(ctx context.Context, rows []store.Incident) error
+	InsertIncidentAudit(ctx context.Context, rows []store.IncidentAudit) error
+	InsertRegistryLoads(ctx context.Context, rows []store.RegistryLoad) error
 }
 
-// Metrics counts what the sink stored.
-type Metrics struct {
-	Rows    *prometheus.CounterVec // by table
-	DLQ     *prometheus.CounterVec // by reason
-	Batches prometheus.Histogram
-}
-
-// NewMetrics registers the sink's metrics on reg.
-func NewMetrics(reg prometheus.Registerer) *Metrics {
-	m := &Metrics{
-		Rows:    prometheus.NewCounterVec(prometheus.CounterOpts{Name: "forum_history_rows_total", Help: "Rows written to the store by the history sink (before dedup)."}, []string{"table"}),
-		DLQ:     prometheus.NewCounterVec(prometheus.CounterOpts{Name: "forum_dlq_messages_total", Help: "Dead letters stored, by reason code."}, []string{"reason"}),
-		Batches: prometheus.NewHistogram(prometheus.HistogramOpts{Name: "forum_history_batch_seconds", Help: "Time to store one batch.", Buckets: prometheus.DefBuckets}),
-	}
-	if reg != nil {
-		reg.MustRegister(m.Rows, m.DLQ, m.Batches)
-	}
-	return m
-}
-
-// Sink stores batches.
+// Sink is the history sink.
 type Sink struct {
 	W       Writer
+	Weights *method.Weights // the provenance rows' flag thresholds
 	Log     *zap.Logger
-	Metrics *Metrics
 }
 
-// Handle decodes one batch and writes it; it is a bus.Handler.
-func (s *Sink) Handle(ctx context.Context, msgs []kafka.Message) error {
-	start := time.Now()
-	var recs []store.Record
-	var evs []schema.DriftEvent
-	var snaps []schema.SnapshotSummary
-	var dlq []schema.DLQMessage
-	var checks []store.HealthCheck
-	bad := func(m kafka.Message, err error) {
-		dlq = append(dlq, schema.NewDLQ("history", fmt.Sprintf("%s/%d@%d", m.Topic, m.Partition, m.Offset), schema.ReasonBadMessage, err.Error(), string(m.Key), m.Value, time.Now()))
+// input is one decoded message of any of the sink's topics.
+type input struct {
+	rec   *schema.RecordMsg
+	ev    *schema.DriftEvent
+	snap  *schema.SnapshotSummary
+	check *schema.HealthCheck
+	obs   *schema.GitHubObservation
+	inc   *schema.IncidentMsg
+	dlq   *schema.DLQMessage
+	raw   []byte // the message value (a check is stored as sent)
+}
+
+// Decode reads a message of any of the sink's topics.
+func Decode(m kafka.Message) (input, error) {
+	var in input
+	var err error
+	switch m.Topic {
+	case schema.TopicRegistryRecords:
+		var v schema.RecordMsg
+		v, err = schema.Decode[schema.RecordMsg](m.Value)
+		in.rec = &v
+	case schema.TopicRegistryDiffs:
+		var v schema.DriftEvent
+		v, err = schema.Decode[schema.DriftEvent](m.Value)
+		in.ev = &v
+	case schema.TopicRegistrySnapshots:
+		var v schema.SnapshotSummary
+		v, err = schema.Decode[schema.SnapshotSummary](m.Value)
+		in.snap = &v
+	case schema.TopicHealthChecks:
+		var v schema.HealthCheck
+		v, err = schema.Decode[schema.HealthCheck](m.Value)
+		in.check = &v
+	case schema.TopicProvenanceObs:
+		var v schema.GitHubObservation
+		v, err = schema.DecodeGitHubObservation(m.Value)
+		in.obs = &v
+	case schema.TopicIncidents:
+		var v schema.IncidentMsg
+		v, err = schema.Decode[schema.IncidentMsg](m.Value)
+		in.inc = &v
+	case schema.TopicDLQ:
+		var v schema.DLQMessage
+		v, err = schema.Decode[schema.DLQMessage](m.Value)
+		in.dlq = &v
+	default:
+		err = schema.Invalid(schema.ReasonUnknownKind, "the history sink does not read topic %q", m.Topic)
 	}
-	for _, m := range msgs {
-		switch m.Topic {
-		case schema.TopicRegistryRecords:
-			var r schema.RecordMsg
-			if err := json.Unmarshal(m.Value, &r); err != nil {
-				bad(m, err)
-				continue
+	in.raw = m.Value
+	return in, err
+}
+
+// Apply stores a batch: registry records (and, after them, the loads of
+// the snapshots whose end marker they reached), then the rest. Every insert
+// is idempotent.
+func (s *Sink) Apply(ctx context.Context, batch []stage.Item[input]) error {
+	var (
+		recs   []store.Record
+		loads  []store.RegistryLoad
+		evs    []schema.DriftEvent
+		snaps  []schema.SnapshotSummary
+		checks []store.HealthCheck
+		obs    []store.Provenance
+		incs   []store.Incident
+		audit  []store.IncidentAudit
+		dlq    []schema.DLQMessage
+	)
+	for _, it := range batch {
+		v := it.Value
+		switch {
+		case v.rec != nil:
+			switch v.rec.Type {
+			case schema.MsgRecord:
+				recs = append(recs, store.RecordFromEntry(v.rec.Entry, v.rec.SnapshotID, v.rec.ObservedAt))
+			case schema.MsgSnapshotEnd:
+				// registry.records has one partition: every record of the
+				// snapshot came before its end, in this batch or an
+				// earlier one, and is stored before the load row.
+				loads = append(loads, store.RegistryLoad{SnapshotID: v.rec.SnapshotID, ObservedAt: v.rec.ObservedAt.UTC(), Entries: v.rec.End.Entries})
 			}
-			if r.Type == schema.MsgRecord {
-				if r.Entry == nil || r.Entry.Server.Name == "" {
-					bad(m, fmt.Errorf("record message without an entry"))
-					continue
-				}
-				recs = append(recs, store.RecordFromEntry(r.Entry, r.SnapshotID, r.ObservedAt))
+		case v.ev != nil:
+			evs = append(evs, *v.ev)
+		case v.snap != nil:
+			snaps = append(snaps, *v.snap)
+		case v.check != nil:
+			checks = append(checks, HealthRow(v.check, v.raw))
+		case v.obs != nil:
+			obs = append(obs, ProvenanceRow(s.Weights, *v.obs))
+		case v.inc != nil:
+			incs = append(incs, incidents.Row(v.inc.Incident))
+			if v.inc.Audit.ID != "" {
+				audit = append(audit, incidents.AuditRow(*v.inc))
 			}
-		case schema.TopicRegistryDiffs:
-			var e schema.DriftEvent
-			if err := json.Unmarshal(m.Value, &e); err != nil || e.ID == "" {
-				if err == nil {
-					err = fmt.Errorf("drift event without an id")
-				}
-				bad(m, err)
-				continue
-			}
-			evs = append(evs, e)
-		case schema.TopicRegistrySnapshots:
-			var sn schema.SnapshotSummary
-			if err := json.Unmarshal(m.Value, &sn); err != nil || sn.ID == "" {
-				if err == nil {
-					err = fmt.Errorf("snapshot summary without an id")
-				}
-				bad(m, err)
-				continue
-			}
-			snaps = append(snaps, sn)
-		case schema.TopicHealthChecks:
-			var c probe.Check
-			if err := json.Unmarshal(m.Value, &c); err != nil || c.ID == "" || c.Server == "" {
-				if err == nil {
-					err = fmt.Errorf("health check without an id or server")
-				}
-				bad(m, err)
-				continue
-			}
-			checks = append(checks, HealthRow(&c, m.Value))
-		case schema.TopicDLQ:
-			var d schema.DLQMessage
-			if err := json.Unmarshal(m.Value, &d); err != nil || d.ID == "" {
-				if err == nil {
-					err = fmt.Errorf("dead letter without an id")
-				}
-				bad(m, err)
-				continue
-			}
-			dlq = append(dlq, d)
+		case v.dlq != nil:
+			dlq = append(dlq, *v.dlq)
 		}
 	}
-	if len(recs) > 0 {
-		if err := s.W.InsertRecords(ctx, recs); err != nil {
-			return fmt.Errorf("storing registry records: %w", err)
-		}
+	steps := []struct {
+		what string
+		n    int
+		f    func() error
+	}{
+		{"registry records", len(recs), func() error { return s.W.InsertRecords(ctx, recs) }},
+		{"registry loads", len(loads), func() error { return s.W.InsertRegistryLoads(ctx, loads) }},
+		{"drift events", len(evs), func() error { return s.W.InsertEvents(ctx, evs) }},
+		{"snapshots", len(snaps), func() error { return s.W.InsertSnapshots(ctx, snaps) }},
+		{"health checks", len(checks), func() error { return s.W.InsertHealthChecks(ctx, checks) }},
+		{"provenance", len(obs), func() error { return s.W.InsertProvenance(ctx, obs) }},
+		// The audit row first: an incident row never exists without the
+		// entry that says who entered it and why.
+		{"incident audit", len(audit), func() error { return s.W.InsertIncidentAudit(ctx, audit) }},
+		{"incidents", len(incs), func() error { return s.W.InsertIncidents(ctx, incs) }},
+		{"dead letters", len(dlq), func() error { return s.W.InsertDLQ(ctx, dlq) }},
 	}
-	if len(evs) > 0 {
-		if err := s.W.InsertEvents(ctx, evs); err != nil {
-			return fmt.Errorf("storing drift events: %w", err)
+	for _, st := range steps {
+		if st.n == 0 {
+			continue
 		}
-	}
-	if len(snaps) > 0 {
-		if err := s.W.InsertSnapshots(ctx, snaps); err != nil {
-			return fmt.Errorf("storing snapshots: %w", err)
+		if err := st.f(); err != nil {
+			return fmt.Errorf("storing %s: %w", st.what, err)
 		}
-	}
-	if len(checks) > 0 {
-		if err := s.W.InsertHealthChecks(ctx, checks); err != nil {
-			return fmt.Errorf("storing health checks: %w", err)
-		}
-	}
-	if len(dlq) > 0 {
-		if err := s.W.InsertDLQ(ctx, dlq); err != nil {
-			return fmt.Errorf("storing dead letters: %w", err)
-		}
-	}
-	if s.Metrics != nil {
-		s.Metrics.Rows.WithLabelValues("registry_records").Add(float64(len(recs)))
-		s.Metrics.Rows.WithLabelValues("drift_events").Add(float64(len(evs)))
-		s.Metrics.Rows.WithLabelValues("snapshots").Add(float64(len(snaps)))
-		s.Metrics.Rows.WithLabelValues("dlq").Add(float64(len(dlq)))
-		s.Metrics.Rows.WithLabelValues("health_checks").Add(float64(len(checks)))
-		for _, d := range dlq {
-			s.Metrics.DLQ.WithLabelValues(d.Reason).Inc()
-		}
-		s.Metrics.Batches.Observe(time.Since(start).Seconds())
 	}
 	return nil
 }
@@ -186,13 +204,14 @@ const (
 	MaxWait  = 250 * time.Millisecond
 )
 
-// Run consumes the sink's topics until ctx ends.
-func (s *Sink) Run(ctx context.Context, brokers []string) error {
-	return bus.Consume(ctx, bus.ConsumeConfig{Brokers: brokers, Group: Group, Topics: Topics, MaxBatch: MaxBatch, MaxWait: MaxWait, Log: s.Log}, s.Handle)
+// Config returns the sink's shape for bus/stage.
+func (s *Sink) Config(brokers []string, metrics *stage.Metrics) stage.Config[input] {
+	return stage.Config[input]{Name: Name, Group: Group, Topics: Topics, Brokers: brokers, Decode: Decode, Apply: s.Apply,
+		MaxBatch: MaxBatch, MaxWait: MaxWait, Metrics: metrics, Log: s.Log}
 }
 
 // HealthRow is the health_checks row of a check; raw is the check as JSON.
-func HealthRow(c *probe.Check, raw []byte) store.HealthCheck {
+func HealthRow(c *schema.HealthCheck, raw []byte) store.HealthCheck {
 	if raw == nil {
 		raw, _ = json.Marshal(c)
 	}

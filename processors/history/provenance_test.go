@@ -121,7 +121,7 @@ func TestProvenanceRowMatchesProcessor(t *testing.T) {
 	if err := c.RunUntil(context.Background(), t0.Add(2*time.Hour)); err != nil {
 		t.Fatal(err)
 	}
-	w := method.Current()
+	w := method.Embedded().Weights
 	type tally struct{ defined, set int }
 	seen := map[string]*tally{}
 	for _, o := range obs {

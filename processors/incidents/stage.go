@@ -2,7 +2,6 @@ package incidents
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"time"
@@ -11,99 +10,149 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/forum-mcp/forum/bus"
+	"github.com/forum-mcp/forum/bus/stage"
+	"github.com/forum-mcp/forum/processors/method"
+	"github.com/forum-mcp/forum/processors/trust"
+	"github.com/forum-mcp/forum/schema"
 	"github.com/forum-mcp/forum/sql/store"
 )
 
-// Group is the processor's consumer group.
-const Group = "forum-incidents"
+// Name is the stage's name; Group its consumer group.
+const (
+	Name  = "incidents"
+	Group = "forum-incidents"
+)
+
+// Topic carries every accepted incident insert and retraction.
+const Topic = schema.TopicIncidents
 
 // Topics the processor reads.
 var Topics = []string{Topic}
 
-// Stage runs the processor: incidents topic in; store rows, then the
-// checkpoint, then the commit (bus.Consume), so a crash anywhere only
-// redelivers what the store and State absorb idempotently.
+// Stage is the incidents processor on the bus (bus/stage's shape): the
+// incidents topic in (keyed by server, so one server's actions stay in
+// order); the state folded in, and after each message one
+// schema.IncidentState of its server on incidents.state, as of the action's
+// time — one output per input, so batching never changes the outputs — then
+// the state checkpointed and the batch committed. A marker follows every
+// batch; its Loaded flag is set once the group has read the topic to the
+// end: from then on the incidents sub-score is known (an empty feed means
+// 100, an unread one means "not checked").
 type Stage struct {
-	Brokers        []string
-	Store          store.IncidentStore
-	CheckpointPath string
-	State          *State
-	Log            *zap.Logger
+	w       *method.Weights
+	brokers []string
+	path    string
+	state   *State
+	out     *stage.Emitter
+	log     *zap.Logger
+	last    time.Time // greatest action time applied (the marker's watermark)
 }
 
-// NewStage loads the checkpoint at path (or starts empty).
-func NewStage(brokers []string, st store.IncidentStore, path string, log *zap.Logger) (*Stage, error) {
+// NewStage loads the checkpoint at path ("" keeps it in memory).
+func NewStage(w *method.Weights, brokers []string, path string, out *stage.Emitter, log *zap.Logger) (*Stage, error) {
 	if log == nil {
 		log = zap.NewNop()
 	}
-	s, err := Load(path)
+	st, err := Load(path)
 	if err != nil {
 		return nil, err
 	}
-	return &Stage{Brokers: brokers, Store: st, CheckpointPath: path, State: s, Log: log.Named("incidents")}, nil
+	return &Stage{w: w, brokers: brokers, path: path, state: st, out: out, log: log.Named(Name)}, nil
 }
 
-// Apply stores messages, folds them into the state and checkpoints.
-func (s *Stage) Apply(ctx context.Context, msgs []Msg) error {
-	if len(msgs) == 0 {
+// State is the processor's state.
+func (s *Stage) State() *State { return s.state }
+
+// Decode reads one incidents message.
+func Decode(m kafka.Message) (Msg, error) { return schema.Decode[schema.IncidentMsg](m.Value) }
+
+// Apply folds messages in and publishes each one's server state.
+func (s *Stage) Apply(ctx context.Context, batch []stage.Item[Msg]) error {
+	keys := make([]string, 0, len(batch))
+	vals := make([]schema.IncidentState, 0, len(batch))
+	for _, it := range batch {
+		m := it.Value
+		s.state.Apply(m)
+		at := m.Incident.UpdatedAt.UTC()
+		if at.After(s.last) {
+			s.last = at
+		}
+		keys = append(keys, m.Incident.Server)
+		vals = append(vals, s.StateOf(m.Incident.Server, at))
+	}
+	if s.out == nil {
 		return nil
 	}
-	rows := make([]store.Incident, 0, len(msgs))
-	audit := make([]store.IncidentAudit, 0, len(msgs))
-	for _, m := range msgs {
-		rows = append(rows, Row(m.Incident))
-		if m.Audit.ID != "" {
-			audit = append(audit, AuditRow(m))
+	if err := stage.EmitJSON(ctx, s.out, keys, vals); err != nil {
+		return err
+	}
+	return s.out.Mark(ctx, s.last, s.state.Loaded())
+}
+
+// StateOf is the published state of a server at `at`: every incident's
+// current row, and the incidents sub-score at `at`.
+func (s *Stage) StateOf(server string, at time.Time) schema.IncidentState {
+	h := s.state.History(server)
+	st := schema.IncidentState{Server: server, AsOf: at, Incidents: make([]schema.Incident, 0, len(h))}
+	in := trust.IncidentsInput{Checked: true}
+	for _, e := range h {
+		st.Incidents = append(st.Incidents, e.Record)
+		in.Items = append(in.Items, TrustIncident(e.Record))
+	}
+	st.Score = trust.IncidentsScore(s.w, in, at)
+	return st
+}
+
+// TrustIncident is the trust view of an incident.
+func TrustIncident(r schema.Incident) trust.Incident {
+	return trust.Incident{ID: r.ID, Server: r.Server, Date: r.Date, Class: r.Class, Severity: r.Severity, Status: r.Status, SourceURI: r.SourceURI}
+}
+
+// InputOf is the trust.IncidentsInput of a server from its published state
+// (nil: no incident) and whether the feed is loaded.
+func InputOf(st *schema.IncidentState, loaded bool) trust.IncidentsInput {
+	in := trust.IncidentsInput{Checked: loaded}
+	if st != nil {
+		for _, r := range st.Incidents {
+			in.Items = append(in.Items, TrustIncident(r))
 		}
 	}
-	if s.Store != nil {
-		// The audit row first: an incident row never exists without the
-		// entry that says who entered it and why.
-		if err := s.Store.InsertIncidentAudit(ctx, audit); err != nil {
-			return fmt.Errorf("storing incident audit: %w", err)
-		}
-		if err := s.Store.InsertIncidents(ctx, rows); err != nil {
-			return fmt.Errorf("storing incidents: %w", err)
-		}
+	return in
+}
+
+// Checkpoint writes the state atomically.
+func (s *Stage) Checkpoint(context.Context) error {
+	if s.path == "" {
+		return nil
 	}
-	s.State.Apply(msgs...)
-	if s.CheckpointPath != "" {
-		if err := s.State.Save(s.CheckpointPath); err != nil {
-			return fmt.Errorf("incidents checkpoint: %w", err)
-		}
+	if err := s.state.Save(s.path); err != nil {
+		return fmt.Errorf("incidents checkpoint: %w", err)
 	}
 	return nil
 }
 
-// Handle decodes a batch and applies it; it is a bus.Handler.
-func (s *Stage) Handle(ctx context.Context, msgs []kafka.Message) error {
-	out := make([]Msg, 0, len(msgs))
-	for _, m := range msgs {
-		var x Msg
-		if err := json.Unmarshal(m.Value, &x); err != nil || x.Incident.ID == "" || x.Incident.Server == "" {
-			s.Log.Warn("skipping undecodable incident message", zap.String("at", fmt.Sprintf("%s/%d@%d", m.Topic, m.Partition, m.Offset)), zap.Error(err))
-			continue
-		}
-		out = append(out, x)
-	}
-	return s.Apply(ctx, out)
+// Config returns the stage's shape for bus/stage.
+func (s *Stage) Config(metrics *stage.Metrics) stage.Config[Msg] {
+	return stage.Config[Msg]{Name: Name, Group: Group, Topics: Topics, Brokers: s.brokers, Decode: Decode, Apply: s.Apply,
+		Checkpoint: s.Checkpoint, MaxBatch: 500, MaxWait: 50 * time.Millisecond, Metrics: metrics, Log: s.log}
 }
 
-// Run consumes until ctx ends. The state is marked loaded the first time
-// the group has no lag: from then on the incidents sub-score is known.
-func (s *Stage) Run(ctx context.Context) error {
-	go s.watchLoaded(ctx)
-	return bus.Consume(ctx, bus.ConsumeConfig{Brokers: s.Brokers, Group: Group, Topics: Topics, MaxBatch: 500, MaxWait: 50 * time.Millisecond, Log: s.Log}, s.Handle)
-}
-
-func (s *Stage) watchLoaded(ctx context.Context) {
+// WatchLoaded marks the state loaded the first time the group has no lag,
+// and writes a marker saying so.
+func (s *Stage) WatchLoaded(ctx context.Context) {
 	t := time.NewTicker(250 * time.Millisecond)
 	defer t.Stop()
-	for !s.State.Loaded() {
-		lag, err := bus.Lag(ctx, s.Brokers, Group, Topics)
+	for !s.state.Loaded() {
+		lag, err := bus.Lag(ctx, s.brokers, Group, Topics)
 		if err == nil && lag == 0 {
-			s.State.MarkLoaded()
-			s.Log.Info("incident feed loaded")
+			s.state.MarkLoaded()
+			if s.out != nil {
+				if err := s.out.Mark(ctx, s.last, true); err != nil {
+					s.log.Warn("incidents: loaded marker", zap.Error(err))
+					continue
+				}
+			}
+			s.log.Info("incident feed loaded")
 			return
 		}
 		select {
@@ -116,7 +165,7 @@ func (s *Stage) watchLoaded(ctx context.Context) {
 
 // Publisher writes messages on the topic (admin API, file loader).
 type Publisher struct {
-	W *kafka.Writer
+	W stage.Writer
 }
 
 // Publish writes msgs, keyed by server, and returns once the broker has them.
@@ -126,7 +175,7 @@ func (p *Publisher) Publish(ctx context.Context, msgs ...Msg) error {
 	}
 	km := make([]kafka.Message, 0, len(msgs))
 	for _, m := range msgs {
-		b, err := json.Marshal(m)
+		b, err := schema.Marshal(m)
 		if err != nil {
 			return fmt.Errorf("encoding incident %s: %w", m.Incident.ID, err)
 		}
@@ -139,14 +188,14 @@ func (p *Publisher) Publish(ctx context.Context, msgs ...Msg) error {
 }
 
 // StoreLookup answers validation's questions from the store's latest view
-// and incidents (and the in-memory state first, which may be ahead of the
-// store by the batch being written).
+// and incidents table (the incidents sink keeps it; a retraction entered
+// within milliseconds of its insert may not find it yet and is refused as
+// unknown, and can simply be sent again).
 type StoreLookup struct {
 	Servers interface {
 		GetServer(ctx context.Context, name string) (store.ServerRow, error)
 	}
 	Incidents store.IncidentStore
-	State     *State
 }
 
 // ServerExists implements Lookup.
@@ -160,11 +209,6 @@ func (l StoreLookup) ServerExists(ctx context.Context, server string) (bool, err
 
 // Incident implements Lookup.
 func (l StoreLookup) Incident(ctx context.Context, id string) (Record, bool, error) {
-	if l.State != nil {
-		if r, ok := l.State.Incident(id); ok {
-			return r, true, nil
-		}
-	}
 	if l.Incidents == nil {
 		return Record{}, false, nil
 	}

@@ -9,13 +9,17 @@ import (
 	"go.uber.org/zap/zaptest"
 
 	"github.com/forum-mcp/forum/bus"
-	"github.com/forum-mcp/forum/sql/duckdb"
-	"github.com/forum-mcp/forum/sql/store"
+	"github.com/forum-mcp/forum/bus/stage"
+	"github.com/forum-mcp/forum/processors/method"
+	"github.com/forum-mcp/forum/schema"
+	"github.com/segmentio/kafka-go"
 )
 
-// TestStageOverTheBus: published actions travel the embedded broker, the
-// stage stores them (incidents + audit), checkpoints, and marks the feed
-// loaded once it has no lag; a restarted stage resumes from its checkpoint.
+// TestStageOverTheBus: published actions travel the embedded broker; the
+// stage folds them in, publishes one incident state per action on
+// incidents.state (the last one: retracted, with both incidents' rows),
+// checkpoints, and marks the feed loaded once it has no lag; a restarted
+// stage resumes from its checkpoint.
 func TestStageOverTheBus(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
@@ -26,15 +30,7 @@ func TestStageOverTheBus(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer b.Close()
-	if err := bus.EnsureTopics(ctx, b.Addrs(), []bus.TopicSpec{{Name: Topic, Partitions: 3}}, log); err != nil {
-		t.Fatal(err)
-	}
-	s, err := duckdb.Open(ctx, filepath.Join(dir, "s.duckdb"), log)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
-	if err := s.Migrate(ctx); err != nil {
+	if err := bus.EnsureTopics(ctx, b.Addrs(), bus.TopicSpecs(3), log); err != nil {
 		t.Fatal(err)
 	}
 	lk := fakeLookup{servers: map[string]bool{"io.github.acme/tool": true}, incidents: map[string]Record{}}
@@ -53,15 +49,21 @@ func TestStageOverTheBus(t *testing.T) {
 		t.Fatal(err)
 	}
 	path := filepath.Join(dir, "incidents-state.json")
+	out := &stage.Emitter{Stage: Name, Topic: schema.TopicIncidentState, Brokers: b.Addrs(), W: w}
 	run := func() *Stage {
-		st, err := NewStage(b.Addrs(), s, path, log)
+		s, err := NewStage(method.Embedded().Weights, b.Addrs(), path, out, log)
+		if err != nil {
+			t.Fatal(err)
+		}
+		st, err := stage.New(s.Config(nil))
 		if err != nil {
 			t.Fatal(err)
 		}
 		rctx, stop := context.WithCancel(ctx)
 		done := make(chan error, 1)
 		go func() { done <- st.Run(rctx) }()
-		for !st.State.Loaded() {
+		go s.WatchLoaded(rctx)
+		for !s.State().Loaded() {
 			select {
 			case <-ctx.Done():
 				t.Fatal("the feed never loaded")
@@ -70,27 +72,38 @@ func TestStageOverTheBus(t *testing.T) {
 		}
 		stop()
 		<-done
-		return st
+		return s
 	}
 	st := run()
-	h := st.State.History("io.github.acme/tool")
+	h := st.State().History("io.github.acme/tool")
 	if len(h) != 1 || h[0].Status != "retracted" || len(h[0].Audit) != 2 {
 		t.Fatalf("history = %+v", h)
 	}
-	if in := st.State.IncidentsInput("io.github.acme/tool"); !in.Checked || len(in.Items) != 1 {
-		t.Errorf("IncidentsInput = %+v", in)
+	// What the scorer sees: the table of incidents.state, loaded.
+	tab := &stage.Table[schema.IncidentState]{Topic: schema.TopicIncidentState, Producer: Name, Brokers: b.Addrs(), Log: log,
+		Decode: func(m kafka.Message) (schema.IncidentState, error) {
+			return schema.Decode[schema.IncidentState](m.Value)
+		}}
+	tctx, tstop := context.WithCancel(ctx)
+	defer tstop()
+	go func() { _ = tab.Run(tctx) }()
+	for !tab.Loaded() {
+		select {
+		case <-ctx.Done():
+			t.Fatal("the incidents.state table never loaded")
+		case <-time.After(50 * time.Millisecond):
+		}
 	}
-	rows, err := s.Incidents(ctx, "io.github.acme/tool")
-	if err != nil || len(rows) != 1 || rows[0].Status != "retracted" {
-		t.Fatalf("stored incidents = %+v, %v", rows, err)
+	v, ok := tab.Get("io.github.acme/tool")
+	if !ok || len(v.Incidents) != 1 || v.Incidents[0].Status != "retracted" || !v.AsOf.Equal(ret.Incident.UpdatedAt) || *v.Score.Value != 100 {
+		t.Fatalf("published state = %+v", v)
 	}
-	aud, err := s.IncidentAuditLog(ctx, store.AuditQuery{IncidentID: ins.Incident.ID})
-	if err != nil || len(aud) != 2 || aud[0].Who != "alice" || aud[1].Who != "bob" {
-		t.Fatalf("audit = %+v, %v", aud, err)
+	if in := InputOf(&v, tab.Loaded()); !in.Checked || len(in.Items) != 1 {
+		t.Errorf("InputOf = %+v", in)
 	}
 	// Restart: the checkpoint already holds everything committed.
 	again := run()
-	if len(again.State.History("io.github.acme/tool")) != 1 {
+	if len(again.State().History("io.github.acme/tool")) != 1 {
 		t.Error("restarted stage lost its state")
 	}
 }

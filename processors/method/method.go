@@ -2,18 +2,20 @@
 // its change log (SPEC §4, seed 002 §5.4 and §9).
 //
 // In: weights-v0.1.0.json and changelog.json, embedded at build time — the
-// default method — or, put in force explicitly at startup, a weights file
-// written by 'forum calibrate --adopt' (UseFile, or FORUM_METHOD_WEIGHTS
-// through UseEnv). Out: the parsed Weights of the method in force, the exact
-// bytes they were parsed from, and their SHA-256, which every published
-// record carries as weights_sha256 so any historical record can be
-// re-derived.
+// default method (Embedded) — or a weights file written by 'forum calibrate
+// --adopt' (Load, LoadFile; FORUM_METHOD_WEIGHTS names it). Out: a *Method:
+// the parsed Weights, the exact bytes they were parsed from, their SHA-256
+// (every published record carries it as weights_sha256, so any historical
+// record can be re-derived), and the change log.
+//
+// There is no method "in force" held by this package: the process loads
+// one Method at startup and hands it to every stage that scores
+// (component.Deps.Settings.MethodWeights names the file), so two methods
+// can never be mixed by accident and tests run methods side by side.
 //
 // An adopted file is taken only when the changelog.json beside it has a row
 // with its method_version and its weights_sha256: a method nobody adopted
-// (or a file edited after adoption) is refused. Putting one in force is
-// logged. Use is meant for startup, before any stage reads the method:
-// Version and WeightsFile are plain variables.
+// (or a file edited after adoption) is refused.
 //
 // Method law: every number the trust scorer uses lives in the weights file,
 // never in code. Changing any number means a new method version and a new
@@ -24,7 +26,6 @@
 package method
 
 import (
-	"bytes"
 	"crypto/sha256"
 	_ "embed"
 	"encoding/hex"
@@ -35,9 +36,6 @@ import (
 	"os"
 	"path/filepath"
 	"sync"
-	"sync/atomic"
-
-	"go.uber.org/zap"
 )
 
 // The embedded (default) method.
@@ -45,13 +43,6 @@ const (
 	EmbeddedVersion     = "0.1.0-draft5"
 	EmbeddedWeightsFile = "weights-v0.1.0.json"
 )
-
-// Version is the version of the method in force, served by the API and
-// stamped on records: EmbeddedVersion unless Use put an adopted one in force.
-var Version = EmbeddedVersion
-
-// WeightsFile is the file name of the weights in force.
-var WeightsFile = EmbeddedWeightsFile
 
 // EnvWeights names an adopted weights file to put in force at startup.
 const EnvWeights = "FORUM_METHOD_WEIGHTS"
@@ -74,6 +65,10 @@ const (
 
 // Weights is the parsed weights file. Field names follow the JSON keys.
 type Weights struct {
+	// sha256 is the hex SHA-256 of the bytes the weights were parsed from
+	// (set by Parse), the weights_sha256 of every record scored with them.
+	sha256 string
+
 	Method         string      `json:"method"`
 	MethodVersion  string      `json:"method_version"`
 	WeightsVersion string      `json:"weights_version"`
@@ -200,8 +195,13 @@ func Parse(b []byte) (*Weights, error) {
 	if err := w.Validate(); err != nil {
 		return nil, err
 	}
+	w.sha256 = sha256Hex(b)
 	return &w, nil
 }
+
+// SHA256 is the lower-case hex SHA-256 of the weights file the weights were
+// parsed from: the weights_sha256 every record scored with them carries.
+func (w *Weights) SHA256() string { return w.sha256 }
 
 // Validate checks the invariants the scorer relies on.
 func (w *Weights) Validate() error {
@@ -295,60 +295,52 @@ var DriftWeightKeys = []string{
 // StaticClasses are the static-scan finding classes (SPEC §1.4).
 var StaticClasses = []string{"tool_poisoning", "shadowing", "hardcoded_secret", "command_injection", "suspicious_description", "hygiene"}
 
-var current = sync.OnceValues(func() (*Weights, error) { return Parse(weightsJSON) })
-
-// adopted is the method Use put in force (nil: the embedded one).
-var adopted atomic.Pointer[Method]
-
-// Current returns the weights of the method in force. The embedded file is
+// embedded is the embedded method, parsed once. The embedded file is
 // validated by tests, so an error here means a broken build.
-func Current() *Weights {
-	if m := adopted.Load(); m != nil {
-		return m.Weights
-	}
-	w, err := current()
+var embedded = sync.OnceValue(func() *Method {
+	w, err := Parse(weightsJSON)
 	if err != nil {
 		panic(err)
 	}
-	return w
-}
-
-// RawWeights returns the exact bytes of the weights in force (a copy).
-func RawWeights() []byte {
-	if m := adopted.Load(); m != nil {
-		return bytes.Clone(m.Raw)
+	var rows []ChangeRow
+	if err := json.Unmarshal(changelogJSON, &rows); err != nil {
+		panic(fmt.Errorf("method: decode embedded changelog: %w", err))
 	}
-	return bytes.Clone(weightsJSON)
-}
+	return &Method{Weights: w, Raw: weightsJSON, SHA256: w.SHA256(), File: EmbeddedWeightsFile, Changelog: rows}
+})
 
-// WeightsSHA256 is the lower-case hex SHA-256 of the weights file bytes in
-// force, as referenced by every record. Every record asks, so the hash is
-// computed once per method: for the embedded one on first use, for an
-// adopted one by LoadFile / Use, which store it beside the weights.
-func WeightsSHA256() string {
-	if m := adopted.Load(); m != nil {
-		return m.SHA256
+// Embedded returns the embedded (default) method. It is shared: callers
+// must not modify it.
+func Embedded() *Method { return embedded() }
+
+// Load returns the method a process runs with: the embedded one for "",
+// else the adopted weights file at path (LoadFile).
+func Load(path string) (*Method, error) {
+	if path == "" {
+		return Embedded(), nil
 	}
-	return embeddedSHA256()
+	return LoadFile(path)
 }
-
-// embeddedSHA256 is the hash of the embedded weights, computed once.
-var embeddedSHA256 = sync.OnceValue(func() string { return sha256Hex(weightsJSON) })
 
 func sha256Hex(b []byte) string {
 	s := sha256.Sum256(b)
 	return hex.EncodeToString(s[:])
 }
 
-// Method is an adopted method loaded from disk.
+// Method is a method a process scores with: the embedded one or an
+// adopted weights file. Treat it as read-only once loaded.
 type Method struct {
 	Weights   *Weights
-	Raw       []byte
-	SHA256    string
-	Path      string // the weights file
+	Raw       []byte // the weights file's bytes, verbatim
+	SHA256    string // hex SHA-256 of Raw (= Weights.SHA256())
+	File      string // the weights file's name
+	Path      string // where it was loaded from ("" for the embedded one)
 	Changelog []ChangeRow
-	Row       ChangeRow // the row that adopted it
+	Row       ChangeRow // the row that adopted it (zero for the embedded one)
 }
+
+// Version is the method version (weights' method_version).
+func (m *Method) Version() string { return m.Weights.MethodVersion }
 
 // ErrNotAdopted is returned (wrapped) by LoadFile for a weights file that no
 // change-log row adopts.
@@ -369,7 +361,7 @@ func LoadFile(path string) (*Method, error) {
 	if err != nil {
 		return nil, fmt.Errorf("method: weights %s: %w", path, err)
 	}
-	m := &Method{Weights: w, Raw: raw, SHA256: sha256Hex(raw), Path: path}
+	m := &Method{Weights: w, Raw: raw, SHA256: w.SHA256(), File: filepath.Base(path), Path: path}
 	cpath := filepath.Join(filepath.Dir(path), "changelog.json")
 	cb, err := readBounded(cpath)
 	if err != nil {
@@ -404,64 +396,6 @@ func readBounded(path string) ([]byte, error) {
 	return b, nil
 }
 
-// Use puts m in force (nil: the embedded method) and returns a func that
-// restores the method that was in force before. Call it at startup, before
-// stages read the method.
-//
-// The method stored is a shallow copy of m whose SHA256 is the hash of its
-// Raw bytes, computed here once, so WeightsSHA256 stays a load (and a Method
-// built by hand, without LoadFile, cannot put a wrong or empty hash in
-// force); assigning to m.SHA256 or m.Raw later does not change it.
-func Use(m *Method) (restore func()) {
-	prev, pv, pf := adopted.Load(), Version, WeightsFile
-	if m != nil {
-		c := *m
-		c.SHA256 = sha256Hex(c.Raw)
-		m = &c
-	}
-	adopted.Store(m)
-	if m == nil {
-		Version, WeightsFile = EmbeddedVersion, EmbeddedWeightsFile
-	} else {
-		Version, WeightsFile = m.Weights.MethodVersion, filepath.Base(m.Path)
-	}
-	return func() {
-		adopted.Store(prev)
-		Version, WeightsFile = pv, pf
-	}
-}
-
-// UseFile loads an adopted weights file (LoadFile) and puts it in force,
-// logging what replaced what.
-func UseFile(path string, log *zap.Logger) error {
-	m, err := LoadFile(path)
-	if err != nil {
-		return err
-	}
-	if log == nil {
-		log = zap.NewNop()
-	}
-	prev, prevSHA := Version, WeightsSHA256()
-	Use(m)
-	log.Info("method in force: adopted weights", zap.String("method_version", Version), zap.String("weights_sha256", m.SHA256),
-		zap.String("path", path), zap.String("adopted_on", m.Row.Date),
-		zap.String("replaces_version", prev), zap.String("replaces_weights_sha256", prevSHA))
-	return nil
-}
-
-// UseEnv puts the weights file named by FORUM_METHOD_WEIGHTS in force (see
-// UseFile); unset or empty keeps the embedded method.
-func UseEnv(log *zap.Logger) error {
-	path := os.Getenv(EnvWeights)
-	if path == "" {
-		return nil
-	}
-	if err := UseFile(path, log); err != nil {
-		return fmt.Errorf("%s: %w", EnvWeights, err)
-	}
-	return nil
-}
-
 // ChangeRow is one change-log row (seed 002 §9).
 type ChangeRow struct {
 	Version       string `json:"version"`
@@ -469,17 +403,4 @@ type ChangeRow struct {
 	Change        string `json:"change"`
 	Rationale     string `json:"rationale"`
 	WeightsSHA256 string `json:"weights_sha256,omitempty"`
-}
-
-// Changelog returns the change-log rows of the method in force, oldest
-// first (an adopted method's: the changelog.json beside its file).
-func Changelog() ([]ChangeRow, error) {
-	if m := adopted.Load(); m != nil {
-		return append([]ChangeRow(nil), m.Changelog...), nil
-	}
-	var rows []ChangeRow
-	if err := json.Unmarshal(changelogJSON, &rows); err != nil {
-		return nil, fmt.Errorf("method: decode changelog: %w", err)
-	}
-	return rows, nil
 }

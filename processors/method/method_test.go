@@ -10,14 +10,12 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
-
-	"go.uber.org/zap"
 )
 
-func TestCurrentParses(t *testing.T) {
-	w := Current()
-	if w.MethodVersion != Version {
-		t.Fatalf("file method_version %q, code Version %q", w.MethodVersion, Version)
+func TestEmbeddedParses(t *testing.T) {
+	w := Embedded().Weights
+	if w.MethodVersion != EmbeddedVersion {
+		t.Fatalf("file method_version %q, code EmbeddedVersion %q", w.MethodVersion, EmbeddedVersion)
 	}
 	// Spot-check SPEC §4 numbers so a careless edit shows up as a named failure.
 	checks := []struct {
@@ -87,8 +85,9 @@ func TestCurrentParses(t *testing.T) {
 }
 
 func TestWeightsSHA256(t *testing.T) {
-	s := sha256.Sum256(RawWeights())
-	if WeightsSHA256() != hex.EncodeToString(s[:]) {
+	m := Embedded()
+	s := sha256.Sum256(m.Raw)
+	if m.SHA256 != hex.EncodeToString(s[:]) || m.Weights.SHA256() != m.SHA256 {
 		t.Fatal("hash does not match raw bytes")
 	}
 }
@@ -96,28 +95,22 @@ func TestWeightsSHA256(t *testing.T) {
 // TestWeightsHashPinned fails when weights-v0.1.0.json is edited in place: a
 // changed number needs a new method version and a change-log row, not an edit.
 func TestWeightsHashPinned(t *testing.T) {
-	rows, err := Changelog()
-	if err != nil {
-		t.Fatal(err)
-	}
+	m := Embedded()
 	found := false
-	for _, r := range rows {
-		if r.WeightsSHA256 == WeightsSHA256() {
+	for _, r := range m.Changelog {
+		if r.WeightsSHA256 == m.SHA256 {
 			found = true
 		}
 	}
 	if !found {
-		t.Fatalf("no change-log row carries weights sha256 %s: a weights edit needs a new version and a row", WeightsSHA256())
+		t.Fatalf("no change-log row carries weights sha256 %s: a weights edit needs a new version and a row", m.SHA256)
 	}
 }
 
 func TestChangelogCoversCurrentVersion(t *testing.T) {
-	rows, err := Changelog()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if len(rows) == 0 || rows[len(rows)-1].Version != Version && !strings.HasPrefix(rows[len(rows)-1].Version, Version) {
-		t.Fatalf("last change-log row %+v does not name %s", rows[len(rows)-1], Version)
+	rows := Embedded().Changelog
+	if len(rows) == 0 || rows[len(rows)-1].Version != EmbeddedVersion && !strings.HasPrefix(rows[len(rows)-1].Version, EmbeddedVersion) {
+		t.Fatalf("last change-log row %+v does not name %s", rows[len(rows)-1], EmbeddedVersion)
 	}
 	for _, r := range rows {
 		if r.Version == "" || r.Date == "" || r.Change == "" {
@@ -147,7 +140,7 @@ func TestParseRejectsMissingNumbers(t *testing.T) {
 func adoptInto(t *testing.T, dir, version string, row bool) (string, string) {
 	t.Helper()
 	var doc map[string]any
-	if err := json.Unmarshal(RawWeights(), &doc); err != nil {
+	if err := json.Unmarshal(Embedded().Raw, &doc); err != nil {
 		t.Fatal(err)
 	}
 	doc["method_version"] = version
@@ -157,7 +150,7 @@ func adoptInto(t *testing.T, dir, version string, row bool) (string, string) {
 	if err := os.WriteFile(path, b, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	rows, _ := Changelog()
+	rows := append([]ChangeRow(nil), Embedded().Changelog...)
 	sum := sha256.Sum256(b)
 	if row {
 		rows = append(rows, ChangeRow{Version: version, Date: "2026-12-01", Change: "test adoption", WeightsSHA256: hex.EncodeToString(sum[:])})
@@ -169,33 +162,30 @@ func adoptInto(t *testing.T, dir, version string, row bool) (string, string) {
 	return path, hex.EncodeToString(sum[:])
 }
 
-// An adopted file is put in force only with its change-log row; then
-// Current, Version, WeightsFile, WeightsSHA256, RawWeights and Changelog
-// all name it, and restoring brings the embedded method back.
-func TestUseAdoptedFile(t *testing.T) {
-	embeddedSHA := WeightsSHA256()
+// An adopted file loads only with its change-log row; the Method then
+// names it everywhere (version, file, hash, bytes, change log), and the
+// embedded method is untouched by it.
+func TestLoadAdoptedFile(t *testing.T) {
+	embeddedSHA := Embedded().SHA256
 	dir := t.TempDir()
 	path, sum := adoptInto(t, dir, "0.1.0-test-adopted", true)
-	restore := Use(nil)
-	defer restore()
-	if err := UseFile(path, zap.NewNop()); err != nil {
+	m, err := Load(path)
+	if err != nil {
 		t.Fatal(err)
 	}
-	rows, _ := Changelog()
-	if Current().MethodVersion != "0.1.0-test-adopted" || Version != "0.1.0-test-adopted" || WeightsSHA256() != sum ||
-		WeightsFile != "weights-0.1.0-test-adopted.json" || Current().Provenance.Signals["no_license"].BaseRate != 0.5 ||
-		sha256Hex(RawWeights()) != sum || rows[len(rows)-1].Version != "0.1.0-test-adopted" {
-		t.Fatalf("in force: %s %s %s %s", Current().MethodVersion, Version, WeightsSHA256(), WeightsFile)
+	if m.Version() != "0.1.0-test-adopted" || m.SHA256 != sum || m.Weights.SHA256() != sum || m.File != "weights-0.1.0-test-adopted.json" ||
+		m.Weights.Provenance.Signals["no_license"].BaseRate != 0.5 || sha256Hex(m.Raw) != sum || m.Changelog[len(m.Changelog)-1].Version != "0.1.0-test-adopted" {
+		t.Fatalf("loaded: %s %s %s", m.Version(), m.SHA256, m.File)
 	}
-	Use(nil)
-	if Version != EmbeddedVersion || WeightsSHA256() != embeddedSHA || Current().MethodVersion != EmbeddedVersion || WeightsFile != EmbeddedWeightsFile {
-		t.Fatal("Use(nil) did not bring the embedded method back")
+	if e := Embedded(); e.Version() != EmbeddedVersion || e.SHA256 != embeddedSHA || e.File != EmbeddedWeightsFile {
+		t.Fatal("loading an adopted file changed the embedded method")
+	}
+	if d, err := Load(""); err != nil || d != Embedded() {
+		t.Fatalf(`Load("") = %v, %v; want the embedded method`, d, err)
 	}
 }
 
 func TestLoadFileRefuses(t *testing.T) {
-	restore := Use(nil)
-	defer restore()
 	cases := []struct {
 		name  string
 		setup func(dir string) string
@@ -224,60 +214,10 @@ func TestLoadFileRefuses(t *testing.T) {
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			p := c.setup(t.TempDir())
-			err := UseFile(p, nil)
-			if !errors.Is(err, c.want) || !strings.Contains(fmt.Sprint(err), c.says) {
-				t.Fatalf("UseFile: %v, want %v mentioning %q", err, c.want, c.says)
-			}
-			if Version != EmbeddedVersion || WeightsSHA256() == "" || Current().MethodVersion != EmbeddedVersion {
-				t.Fatal("a refused file changed the method in force")
+			m, err := Load(p)
+			if m != nil || !errors.Is(err, c.want) || !strings.Contains(fmt.Sprint(err), c.says) {
+				t.Fatalf("Load: %v, %v; want %v mentioning %q", m, err, c.want, c.says)
 			}
 		})
-	}
-	// The environment variable: unset keeps the default; a refused file is
-	// an error naming the variable.
-	t.Setenv(EnvWeights, "")
-	if err := UseEnv(nil); err != nil || Version != EmbeddedVersion {
-		t.Fatalf("empty %s: %v", EnvWeights, err)
-	}
-	t.Setenv(EnvWeights, filepath.Join(t.TempDir(), "nope.json"))
-	if err := UseEnv(nil); err == nil || !strings.Contains(err.Error(), EnvWeights) {
-		t.Fatalf("bad %s: %v", EnvWeights, err)
-	}
-}
-
-// WeightsSHA256 is asked once per published record, so it must not hash: it
-// allocates nothing, for the embedded method and for an adopted one, and a
-// Method put in force by hand still carries the hash of its bytes.
-func TestWeightsSHA256Cached(t *testing.T) {
-	restore := Use(nil)
-	defer restore()
-	want := WeightsSHA256()
-	if n := testing.AllocsPerRun(100, func() { _ = WeightsSHA256() }); n != 0 {
-		t.Fatalf("embedded: %v allocs per WeightsSHA256, want 0 (hashed per call?)", n)
-	}
-	raw := append(RawWeights(), ' ')
-	m := &Method{Weights: Current(), Raw: raw, SHA256: "stale", Path: "/x/weights-hand.json"}
-	Use(m)
-	s := sha256.Sum256(raw)
-	if got := WeightsSHA256(); got != hex.EncodeToString(s[:]) {
-		t.Fatalf("hand-built method in force: sha %q, want the hash of its bytes", got)
-	}
-	m.SHA256 = "changed after Use"
-	if WeightsSHA256() != hex.EncodeToString(s[:]) {
-		t.Fatal("writing the caller's Method after Use changed the hash in force")
-	}
-	if n := testing.AllocsPerRun(100, func() { _ = WeightsSHA256() }); n != 0 {
-		t.Fatalf("adopted: %v allocs per WeightsSHA256, want 0", n)
-	}
-	Use(nil)
-	if WeightsSHA256() != want {
-		t.Fatal("Use(nil) did not bring the embedded hash back")
-	}
-}
-
-func BenchmarkWeightsSHA256(b *testing.B) {
-	b.ReportAllocs()
-	for b.Loop() {
-		_ = WeightsSHA256()
 	}
 }

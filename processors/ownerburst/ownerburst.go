@@ -16,10 +16,11 @@
 // registrations in a 24 h window and are ignored here; otherwise the first
 // crawl of a 20k-server registry would flag every large namespace.
 //
-// Event time only; bounded state: new_server events older than Retention
-// behind the watermark cannot fall into any window of a query at or after
-// the watermark and are dropped. Queries for instants more than
-// Retention−7 d before the watermark may therefore be incomplete.
+// Event time only; bounded state: Prune(at) drops new_server events older
+// than Retention before at, which cannot fall into any window of a query
+// at or after at. Callers prune at points that do not depend on how input
+// was batched (the stage: each released snapshot's time), so a query at a
+// released snapshot sees every event it should.
 package ownerburst
 
 import (
@@ -60,9 +61,6 @@ type State struct {
 	ns        map[string]map[string]newServer // namespace -> event id -> event
 }
 
-// NewState returns an empty state with the current method weights.
-func NewState() *State { return NewStateWith(method.Current()) }
-
 // NewStateWith returns an empty state using w (tests).
 func NewStateWith(w *method.Weights) *State {
 	return &State{w: w, ns: map[string]map[string]newServer{}}
@@ -84,9 +82,6 @@ func (s *State) Apply(evs ...schema.DriftEvent) int {
 		if e.Kind != schema.KindNewServer {
 			continue
 		}
-		if e.ObservedAt.Before(s.watermark.Add(-Retention)) {
-			continue
-		}
 		nsName := e.Namespace
 		if nsName == "" {
 			nsName = schema.Namespace(e.Server)
@@ -102,8 +97,14 @@ func (s *State) Apply(evs ...schema.DriftEvent) int {
 		m[e.ID] = newServer{At: e.ObservedAt.UTC(), Snapshot: e.SnapshotID}
 		n++
 	}
-	s.pruneLocked()
 	return n
+}
+
+// Prune drops new_server events older than Retention before at.
+func (s *State) Prune(at time.Time) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.pruneLocked(at)
 }
 
 // ApplySnapshot records an applied snapshot; the earliest one (by
@@ -123,11 +124,10 @@ func (s *State) ApplySnapshot(sums ...schema.SnapshotSummary) {
 			s.watermark = sum.ObservedAt.UTC()
 		}
 	}
-	s.pruneLocked()
 }
 
-func (s *State) pruneLocked() {
-	cutoff := s.watermark.Add(-Retention)
+func (s *State) pruneLocked(at time.Time) {
+	cutoff := at.Add(-Retention)
 	for nsName, m := range s.ns {
 		for id, e := range m {
 			if e.At.Before(cutoff) {
@@ -159,6 +159,44 @@ func (s *State) OwnerBurst(namespace string, now time.Time) (trust.OwnerBurst, b
 	defer s.mu.RUnlock()
 	b := trust.OwnerBurstOf(s.w, s.timesLocked(namespace), now.UTC())
 	return b, b.Flagged()
+}
+
+// Windows returns, at now, every namespace with a new_server event (the
+// baseline's excepted) in the evaluated windows — (now − windows·24 h, now]
+// — with the event times the detector holds for it at or before now and
+// its evaluation: what the stage publishes per namespace and day, sorted
+// by namespace.
+func (s *State) Windows(now time.Time) []schema.OwnerBurstWindow {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	now = now.UTC()
+	span := time.Duration(float64(s.w.OwnerBurst.Windows) * s.w.OwnerBurst.WindowHours * float64(time.Hour))
+	names := make([]string, 0, len(s.ns))
+	for n := range s.ns {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	var out []schema.OwnerBurstWindow
+	for _, n := range names {
+		var times []time.Time
+		active := false
+		for _, t := range s.timesLocked(n) {
+			if t.After(now) || t.Before(now.Add(-Retention)) {
+				continue
+			}
+			times = append(times, t)
+			if t.After(now.Add(-span)) {
+				active = true
+			}
+		}
+		if !active {
+			continue
+		}
+		sort.Slice(times, func(i, j int) bool { return times[i].Before(times[j]) })
+		b := trust.OwnerBurstOf(s.w, times, now)
+		out = append(out, schema.OwnerBurstWindow{Namespace: n, Day: now.Format(time.DateOnly), AsOf: now, NewServers: times, OwnerBurst: b, Flagged: b.Flagged()})
+	}
+	return out
 }
 
 // Flagged returns every namespace flagged at now, sorted by name.
@@ -218,9 +256,6 @@ func (s *State) UnmarshalJSON(b []byte) error {
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if s.w == nil {
-		s.w = method.Current()
-	}
 	s.watermark, s.baseline, s.ns = c.Watermark, c.Baseline, c.Namespaces
 	if s.ns == nil {
 		s.ns = map[string]map[string]newServer{}
@@ -228,9 +263,9 @@ func (s *State) UnmarshalJSON(b []byte) error {
 	return nil
 }
 
-// Load reads a checkpoint; a missing file is an empty state.
-func Load(path string) (*State, error) {
-	s := NewState()
+// Load reads a checkpoint; a missing file is an empty state scored with w.
+func Load(path string, w *method.Weights) (*State, error) {
+	s := NewStateWith(w)
 	if _, err := ckpt.Load(path, s); err != nil {
 		return nil, fmt.Errorf("owner-burst state: %w", err)
 	}

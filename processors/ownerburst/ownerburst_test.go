@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/forum-mcp/forum/processors/method"
 	"github.com/forum-mcp/forum/schema"
 )
 
@@ -73,7 +74,7 @@ func TestLiveEqualsReplay(t *testing.T) {
 			}
 			live := append([]schema.DriftEvent(nil), evs...)
 			sort.SliceStable(live, func(i, j int) bool { return key[live[i].ID] < key[live[j].ID] })
-			ls := NewState()
+			ls := NewStateWith(method.Embedded().Weights)
 			si := 0
 			for i, e := range live {
 				ls.Apply(e)
@@ -89,7 +90,7 @@ func TestLiveEqualsReplay(t *testing.T) {
 			ls.ApplySnapshot(sums[si:]...)
 			all := append([]schema.DriftEvent(nil), evs...)
 			r.Shuffle(len(all), func(i, j int) { all[i], all[j] = all[j], all[i] })
-			rs := NewState()
+			rs := NewStateWith(method.Embedded().Weights)
 			rs.ApplySnapshot(sums...)
 			rs.Apply(all...)
 			if !bytes.Equal(dump(t, ls), dump(t, rs)) {
@@ -108,7 +109,7 @@ func TestLiveEqualsReplay(t *testing.T) {
 
 // TestBaselineIgnored: the first snapshot's 200 "new" servers never flag.
 func TestBaselineIgnored(t *testing.T) {
-	s := NewState()
+	s := NewStateWith(method.Embedded().Weights)
 	var evs []schema.DriftEvent
 	for i := 0; i < 40; i++ {
 		evs = append(evs, schema.DriftEvent{ID: fmt.Sprint(i), Server: fmt.Sprintf("com.big/s%d", i), Namespace: "com.big", Kind: schema.KindNewServer, ObservedAt: t0, SnapshotID: "base"})
@@ -126,11 +127,13 @@ func TestBaselineIgnored(t *testing.T) {
 	}
 }
 
+// Prune bounds the state to Retention before the pruning time.
 func TestRetentionBound(t *testing.T) {
-	s := NewState()
+	s := NewStateWith(method.Embedded().Weights)
 	for d := 0; d < 100; d++ {
 		at := t0.Add(time.Duration(d) * 24 * time.Hour)
 		s.Apply(schema.DriftEvent{ID: fmt.Sprint(d), Server: fmt.Sprintf("io.github.a/s%d", d), Kind: schema.KindNewServer, ObservedAt: at})
+		s.Prune(at) // as the stage does at each released snapshot
 	}
 	n := 0
 	for _, m := range s.ns {
@@ -144,14 +147,14 @@ func TestRetentionBound(t *testing.T) {
 func TestCheckpointRoundTrip(t *testing.T) {
 	r := rand.New(rand.NewPCG(1, 1))
 	evs, sums := history(r, 20)
-	s := NewState()
+	s := NewStateWith(method.Embedded().Weights)
 	s.ApplySnapshot(sums...)
 	s.Apply(evs...)
 	path := filepath.Join(t.TempDir(), "ob.json")
 	if err := s.Save(path); err != nil {
 		t.Fatal(err)
 	}
-	back, err := Load(path)
+	back, err := Load(path, method.Embedded().Weights)
 	if err != nil {
 		t.Fatal(err)
 	}

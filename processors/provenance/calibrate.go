@@ -99,7 +99,9 @@ func Adopt(raw []byte, rates []Rate, version, date string, minN int) (Adoption, 
 // WriteAdoption writes the adoption into dir: the new weights file (refusing
 // to overwrite one), changelog.json (dir's, else the embedded one, plus the
 // new row) and a row appended to CHANGELOG.md. Returns the paths written.
-func WriteAdoption(dir string, a Adoption) ([]string, error) {
+// base is the method the adoption starts from: its change log is the one
+// continued when dir has none.
+func WriteAdoption(dir string, a Adoption, base *method.Method) ([]string, error) {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, err
 	}
@@ -114,9 +116,7 @@ func WriteAdoption(dir string, a Adoption) ([]string, error) {
 			return nil, fmt.Errorf("%w: %s: %v", ErrCalibration, cpath, err)
 		}
 	} else if errors.Is(err, os.ErrNotExist) {
-		if rows, err = method.Changelog(); err != nil {
-			return nil, err
-		}
+		rows = append(rows, base.Changelog...)
 	} else {
 		return nil, err
 	}

@@ -24,7 +24,7 @@ func TestAdopt(t *testing.T) {
 		{Flag: "stale_over_1y", Count: 10, N: 1000, Live: ptr(0.01)},
 		{Flag: "owner_older_than_1y"}, // no owner looked up yet (n = 0): skipped
 	}
-	a, err := provenance.Adopt(method.RawWeights(), rates, "0.1.0-draft5-cal1", "2026-12-01", provenance.MinAdoptN)
+	a, err := provenance.Adopt(method.Embedded().Raw, rates, "0.1.0-draft5-cal1", "2026-12-01", provenance.MinAdoptN)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -32,7 +32,7 @@ func TestAdopt(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	cur := method.Current()
+	cur := method.Embedded().Weights
 	if w.MethodVersion != "0.1.0-draft5-cal1" || w.Provenance.Signals["no_license"].BaseRate != 0.3 {
 		t.Fatalf("adopted: %s %+v", w.MethodVersion, w.Provenance.Signals["no_license"])
 	}
@@ -73,11 +73,11 @@ func TestAdopt(t *testing.T) {
 		t.Fatalf("rewrite of a version: %v", err)
 	}
 	// Same version, or nothing to adopt: refused.
-	if _, err := provenance.Adopt(method.RawWeights(), rates, method.Version, "2026-12-01", 100); !errors.Is(err, provenance.ErrCalibration) {
+	if _, err := provenance.Adopt(method.Embedded().Raw, rates, method.Embedded().Version(), "2026-12-01", 100); !errors.Is(err, provenance.ErrCalibration) {
 		t.Fatal("same version accepted")
 	}
 	same := []provenance.Rate{{Flag: "no_license", Count: 230, N: 1000, Live: ptr(0.23)}}
-	if _, err := provenance.Adopt(method.RawWeights(), same, "x2", "2026-12-01", 100); !errors.Is(err, provenance.ErrCalibration) {
+	if _, err := provenance.Adopt(method.Embedded().Raw, same, "x2", "2026-12-01", 100); !errors.Is(err, provenance.ErrCalibration) {
 		t.Fatal("a no-op adoption accepted")
 	}
 }

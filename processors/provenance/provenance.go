@@ -47,16 +47,13 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"net/url"
 	"os"
 	"sort"
 	"sync"
 	"time"
 
 	"github.com/forum-mcp/forum/ingest/github"
-	ckpt "github.com/forum-mcp/forum/internal/checkpoint"
 	"github.com/forum-mcp/forum/processors/method"
-	"github.com/forum-mcp/forum/processors/scorer"
 	"github.com/forum-mcp/forum/processors/trust"
 	"github.com/forum-mcp/forum/schema"
 )
@@ -161,25 +158,38 @@ type GateState = schema.ProvenanceGate
 func (s *State) Gate(now time.Time) GateState {
 	s.mu.RLock()
 	defer s.mu.RUnlock()
-	g := GateState{MaxAgeHours: GateMaxAge.Hours(), MinCoverage: GateMinCoverage, At: now.UTC()}
-	seen := map[string]bool{}
+	repos := map[string]time.Time{}
 	for _, l := range s.listings {
 		key, _, _, ok := github.RepoKey(l.RepoURL)
-		if !ok || seen[key] {
-			continue
-		}
-		seen[key] = true
-		g.Resolvable++
-		o, ok := s.obs[key]
 		if !ok {
 			continue
 		}
+		var at time.Time
+		if o, ok := s.obs[key]; ok {
+			at = o.ObservedAt
+		}
+		repos[key] = at
+	}
+	return GateOf(repos, now)
+}
+
+// GateOf is SPEC §1.2's coverage gate at now over the distinct listed
+// github.com repos, each with the time of its latest observation (zero:
+// never observed): open while >= 99 % were observed within 48 h. The
+// processor and the scorer (from the processor's published signals) both
+// compute it here.
+func GateOf(repos map[string]time.Time, now time.Time) GateState {
+	g := GateState{MaxAgeHours: GateMaxAge.Hours(), MinCoverage: GateMinCoverage, At: now.UTC(), Resolvable: len(repos)}
+	for _, at := range repos {
+		if at.IsZero() {
+			continue
+		}
 		g.Observed++
-		if age := now.Sub(o.ObservedAt); age < GateMaxAge && age >= -time.Minute {
+		if age := now.Sub(at); age < GateMaxAge && age >= -time.Minute {
 			g.Fresh++
 		}
-		if g.Oldest == nil || o.ObservedAt.Before(*g.Oldest) {
-			t := o.ObservedAt.UTC()
+		if g.Oldest == nil || at.Before(*g.Oldest) {
+			t := at.UTC()
 			g.Oldest = &t
 		}
 	}
@@ -240,89 +250,54 @@ func FlagsOf(w *method.Weights, l Listing, o *github.Observation, f trust.Facts,
 	return fl
 }
 
-// Input builds processors/trust's ProvenanceInput for a server.
+// Input builds processors/trust's ProvenanceInput for a server. The
+// evidence pointer is the observation's own id (schema.EvidenceURI).
 func Input(l Listing, o *github.Observation, f trust.Facts) trust.ProvenanceInput {
 	in := trust.ProvenanceInput{RepoURL: l.RepoURL, ListedAt: l.ListedAt.UTC(), Registry: f}
 	switch {
 	case l.RepoURL == "":
 		in.RepoStatus = trust.RepoUnresolved
+		return in
 	case o == nil:
 		in.RepoStatus = trust.RepoNotObserved
-	default:
-		so := ScorerObservation(*o)
-		in.RepoStatus = so.Status
-		in.Observation = so.Evidence
-		in.RepoCreatedAt, in.OwnerCreatedAt = so.RepoCreatedAt, so.OwnerCreatedAt
-		in.Fork, in.Archived, in.LicenseSPDX = so.Fork, so.Archived, so.LicenseSPDX
-		in.SingleAuthor90d, in.NoCommits90d, in.CommitCapHit = so.SingleAuthor90d, so.NoCommits90d, so.CommitCapHit
-		in.VerifiedCommits90d, in.Stars = so.VerifiedCommits90d, so.Stars
+		return in
+	}
+	in.Observation = &trust.Evidence{Kind: trust.EvGitHubRepo, ID: o.ID, ObservedAt: o.ObservedAt.UTC(), URI: schema.EvidenceURI(o.ID)}
+	in.RepoStatus = trust.RepoUnresolved
+	if o.Status != github.StatusResolved {
+		return in
+	}
+	in.RepoStatus = trust.RepoResolved
+	in.RepoCreatedAt, in.OwnerCreatedAt, in.Stars = o.CreatedAt, o.OwnerCreatedAt, o.Stars
+	in.Fork, in.Archived, in.LicenseSPDX = o.Fork, o.Archived, o.LicenseSPDX
+	if c := o.Commits; c != nil && !c.ObservedAt.IsZero() {
+		in.SingleAuthor90d = c.Authors == 1
+		in.NoCommits90d = c.Empty || c.Count == 0
+		in.CommitCapHit = c.CapHit
+		in.VerifiedCommits90d = c.Verified > 0
 	}
 	return in
 }
 
-// EvidenceURI is where the API resolves a GitHub observation.
-func EvidenceURI(repo string) string {
-	return "/v1/provenance/observation?repo=" + url.QueryEscape(repo)
-}
-
-// ScorerObservation converts an observation to what the scorer reads.
-func ScorerObservation(o github.Observation) scorer.GitHubObservation {
-	so := scorer.GitHubObservation{
-		Status:   trust.RepoUnresolved,
-		Evidence: &trust.Evidence{Kind: trust.EvGitHubRepo, ID: o.ID, ObservedAt: o.ObservedAt.UTC(), URI: EvidenceURI(o.Repo)},
-	}
-	if o.Status != github.StatusResolved {
-		return so
-	}
-	so.Status = trust.RepoResolved
-	so.RepoCreatedAt, so.OwnerCreatedAt, so.PushedAt, so.Stars = o.CreatedAt, o.OwnerCreatedAt, o.PushedAt, o.Stars
-	so.Fork, so.Archived, so.Private, so.LicenseSPDX, so.OwnerLogin = o.Fork, o.Archived, o.Private, o.LicenseSPDX, o.OwnerLogin
-	if c := o.Commits; c != nil && !c.ObservedAt.IsZero() {
-		so.SingleAuthor90d = c.Authors == 1
-		so.NoCommits90d = c.Empty || c.Count == 0
-		so.CommitCapHit = c.CapHit
-		so.VerifiedCommits90d = c.Verified > 0
-	}
-	return so
-}
-
-// Source is the scorer's ProvenanceSource over a State.
-type Source struct{ State *State }
-
-// GitHub returns the server's repo observation.
-func (s Source) GitHub(_ string, repoURL string) (scorer.GitHubObservation, bool) {
-	o, ok := s.State.Observation(repoURL)
-	if !ok {
-		return scorer.GitHubObservation{}, false
-	}
-	return ScorerObservation(o), true
-}
-
-// GateOpen is the coverage gate at now.
-func (s Source) GateOpen(now time.Time) bool { return s.State.Gate(now).Open }
-
-var _ scorer.ProvenanceSource = Source{}
-
-// checkpoint is the on-disk state.
-type checkpoint struct {
-	Observations []github.Observation `json:"observations"`
-	Listings     []Listing            `json:"listings"`
-}
-
-// Save writes the observations atomically.
-func (s *State) Save(path string) error {
+// contents returns the observations (sorted by repo) and the listings,
+// for the stage's checkpoint.
+func (s *State) contents() ([]github.Observation, []Listing) {
 	s.mu.RLock()
-	cp := checkpoint{Observations: make([]github.Observation, 0, len(s.obs))}
+	obs := make([]github.Observation, 0, len(s.obs))
 	for _, o := range s.obs {
-		cp.Observations = append(cp.Observations, o)
+		obs = append(obs, o)
 	}
-	cp.Listings = append([]Listing{}, s.listings...)
+	ls := append([]Listing{}, s.listings...)
 	s.mu.RUnlock()
-	sort.Slice(cp.Observations, func(i, j int) bool { return cp.Observations[i].Repo < cp.Observations[j].Repo })
-	return ckpt.Save(path, cp)
+	sort.Slice(obs, func(i, j int) bool { return obs[i].Repo < obs[j].Repo })
+	return obs, ls
 }
 
-// Load reads a checkpoint ("" or a missing file: an empty state).
+func round2(x float64) float64 { return float64(int64(x*100+0.5)) / 100 }
+
+// Load reads the observations and listings of a processor checkpoint
+// ("" or a missing file: an empty state), for tools that evaluate it
+// offline (forum calibrate).
 func Load(path string) (*State, error) {
 	s := NewState()
 	if path == "" {
@@ -335,7 +310,10 @@ func Load(path string) (*State, error) {
 	if err != nil {
 		return nil, fmt.Errorf("provenance checkpoint: %w", err)
 	}
-	var cp checkpoint
+	var cp struct {
+		Observations []github.Observation `json:"observations"`
+		Listings     []Listing            `json:"listings"`
+	}
 	if err := json.Unmarshal(b, &cp); err != nil {
 		return nil, fmt.Errorf("provenance checkpoint %s: %w", path, err)
 	}
@@ -343,5 +321,3 @@ func Load(path string) (*State, error) {
 	s.SetListings(cp.Listings)
 	return s, nil
 }
-
-func round2(x float64) float64 { return float64(int64(x*100+0.5)) / 100 }

@@ -59,7 +59,7 @@ func crawl(t *testing.T) world {
 // generator's (seed 002 §4.1).
 func TestBaseRatesMatchGenerator(t *testing.T) {
 	w := crawl(t)
-	sn := w.state.Snapshot(method.Current(), w.now)
+	sn := w.state.Snapshot(method.Embedded().Weights, w.now)
 	want := map[string]float64{
 		"repo_resolved": 0.86, "single_author_90d": 0.36, "no_license": 0.23, "commit_cap_hit": 0.19,
 		"no_commits_90d": 0.14, "repo_under_30d": 0.11, "namespace_owner_mismatch": 0.027, "archived": 0.008,
@@ -95,7 +95,7 @@ func TestBaseRatesMatchGenerator(t *testing.T) {
 // the bottom decile of provenance scores.
 func TestCopycatsInBottomDecile(t *testing.T) {
 	w := crawl(t)
-	sn := w.state.Snapshot(method.Current(), w.now)
+	sn := w.state.Snapshot(method.Embedded().Weights, w.now)
 	late := map[string]bool{}
 	for _, r := range w.pop.Repos {
 		if r.Truth.Late {
@@ -165,7 +165,7 @@ func TestGate(t *testing.T) {
 
 // Every flag's definition, pinned at its boundaries.
 func TestFlagDefinitions(t *testing.T) {
-	w := method.Current()
+	w := method.Embedded().Weights
 	now := t0
 	day := 24 * time.Hour
 	base := func() github.Observation {
@@ -237,7 +237,7 @@ func TestFlagDefinitions(t *testing.T) {
 // The base-rate factor f(p) = clamp(log10(1/p)/2, 0.25, 1.5) of the pinned
 // calibration, and the copycat penalty it yields.
 func TestBaseRateFactorPinned(t *testing.T) {
-	w := method.Current()
+	w := method.Embedded().Weights
 	for p, want := range map[float64]float64{0.01: 1, 0.001: 1.5, 0.0001: 1.5, 0.36: 0.25, 0.23: 0.319136, 0.027: 0.784318, 0: 1.5} {
 		if got := trust.BaseRateFactor(w, p); math.Abs(got-want) > 1e-6 {
 			t.Errorf("f(%v) = %v, want %v", p, got, want)
@@ -264,7 +264,7 @@ func TestBaseRateFactorPinned(t *testing.T) {
 // base-rate denominator. The scored signal carries the GitHub evidence and
 // lifts the score by 5 × f(0.70).
 func TestOwnerOlderThan1y(t *testing.T) {
-	w := method.Current()
+	w := method.Embedded().Weights
 	day := 24 * time.Hour
 	cases := []struct {
 		name         string

@@ -2,199 +2,380 @@ package provenance
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"os"
+	"sort"
 	"sync"
 	"time"
 
-	"github.com/prometheus/client_golang/prometheus"
 	"github.com/segmentio/kafka-go"
 	"go.uber.org/zap"
 
-	"github.com/forum-mcp/forum/bus"
+	"github.com/forum-mcp/forum/bus/stage"
 	"github.com/forum-mcp/forum/ingest/github"
+	ckpt "github.com/forum-mcp/forum/internal/checkpoint"
+	"github.com/forum-mcp/forum/processors/method"
 	"github.com/forum-mcp/forum/schema"
 )
 
-// Group is the provenance processor's consumer group.
-const Group = "forum-provenance"
+// Name is the stage's name; Group its consumer group.
+const (
+	Name  = "provenance"
+	Group = "forum-provenance"
+)
 
-// Topic is the topic the processor reads (defined by the crawler).
-const Topic = github.Topic
+// Topic is the topic of GitHub observations.
+const Topic = schema.TopicProvenanceObs
 
-// Topics the processor reads.
-var Topics = []string{Topic}
+// Topics the processor reads: observations, and the snapshot summaries
+// after which it re-reads the registry's listings.
+var Topics = []string{Topic, schema.TopicRegistrySnapshots}
 
-// StageName names the stage in dead letters.
-const StageName = "provenance"
-
-// Writer is where dead letters go (a *kafka.Writer on the bus).
-type Writer interface {
-	WriteMessages(ctx context.Context, msgs ...kafka.Message) error
+// ListingSource reads the registry's listings once a snapshot is stored.
+type ListingSource interface {
+	// SnapshotLoaded reports whether every record of a snapshot is stored.
+	SnapshotLoaded(ctx context.Context, snapshotID string) (bool, error)
+	// Listings returns every active latest entry's repository and first
+	// listing.
+	Listings(ctx context.Context) ([]Listing, error)
 }
 
-// Stage runs a State against the bus: provenance.obs in, the checkpoint
-// file out (observations and the last listings), written after each batch
-// before its offsets are committed, so a restart loses nothing; Apply is
-// idempotent, so a redelivered tail changes nothing. Listings come from
-// the store through Listings, refreshed every ListingsEvery.
-//
-// Bad input never stops the stream: a message that does not decode or
-// fails github.DecodeObservation's validation goes to the dlq topic (built
-// with schema.NewDLQ: deterministic id, so a redelivery is stored once)
-// with its reason code, is counted, and the batch goes on. The dead
-// letters are written before the batch returns, so its offsets are
-// committed only once they are on the bus.
+// Stage is the provenance processor on the bus (bus/stage's shape):
+// GitHub observations and snapshot summaries in. It concludes — evaluates
+// every listed server's flags and provenance sub-score with the pinned
+// calibration, the live base rates and the coverage gate — at each
+// snapshot (as of the snapshot's time, once the store holds the
+// snapshot's listings) and, when observations arrived, at most every
+// EvaluateEvery of wall time (as of the newest observation). Each
+// conclusion publishes the servers whose signal changed (flags, sub-score,
+// the observation behind it; not ages, which move with time) on
+// provenance.signals, the rates on provenance.rates, then a marker.
+// State, the last conclusions' fingerprints and the watermark are
+// checkpointed after each batch, before its commit.
 type Stage struct {
-	Brokers        []string
-	CheckpointPath string
-	State          *State
-	Listings       func(ctx context.Context) ([]Listing, error)
-	ListingsEvery  time.Duration
-	Log            *zap.Logger
-	// DLQ receives dead letters; Run opens one on Brokers when nil. With
-	// neither, bad messages are only logged and counted.
-	DLQ     Writer
-	Metrics *Metrics
+	w        *method.Weights
+	path     string
+	state    *State
+	listings ListingSource
+	signals  *stage.Emitter
+	rates    *stage.Emitter
+	log      *zap.Logger
+	// EvaluateEvery bounds how often observations alone trigger a
+	// conclusion (a crawl delivers thousands an hour); default 30 s.
+	EvaluateEvery time.Duration
+	// SnapshotWait bounds the wait for the store to hold a snapshot's
+	// records before the batch is failed and comes again; default 2 min.
+	SnapshotWait time.Duration
 
-	saveMu sync.Mutex
+	mu        sync.Mutex
+	printed   map[string]string // server -> fingerprint of the last published signal
+	watermark time.Time         // the last conclusion's time
+	newest    time.Time         // the newest observation stamp applied
+	dirty     bool              // observations applied since the last conclusion
+	lastEval  time.Time         // wall clock of the last conclusion
 }
 
-// Metrics count what the stage did with its input.
-type Metrics struct {
-	Applied     prometheus.Counter
-	DeadLetters *prometheus.CounterVec // by reason
-}
-
-// NewMetrics registers the stage's metrics on reg (nil: unregistered).
-func NewMetrics(reg prometheus.Registerer) *Metrics {
-	m := &Metrics{
-		Applied: prometheus.NewCounter(prometheus.CounterOpts{Name: "forum_provenance_observations_applied_total",
-			Help: "GitHub observations that changed the provenance state."}),
-		DeadLetters: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "forum_provenance_dead_letters_total",
-			Help: "provenance.obs messages sent to the dlq topic, by reason code."}, []string{"reason"}),
-	}
-	if reg != nil {
-		reg.MustRegister(m.Applied, m.DeadLetters)
-	}
-	return m
-}
-
-// NewStage loads the checkpoint at path (or starts empty).
-func NewStage(brokers []string, path string, log *zap.Logger) (*Stage, error) {
+// NewStage loads the checkpoint at path ("" keeps it in memory).
+func NewStage(w *method.Weights, path string, listings ListingSource, signals, rates *stage.Emitter, log *zap.Logger) (*Stage, error) {
 	if log == nil {
 		log = zap.NewNop()
 	}
-	st, err := Load(path)
-	if err != nil {
+	s := &Stage{w: w, path: path, state: NewState(), listings: listings, signals: signals, rates: rates, log: log.Named(Name), printed: map[string]string{}}
+	if err := s.load(); err != nil {
 		return nil, err
 	}
-	return &Stage{Brokers: brokers, CheckpointPath: path, State: st, Log: log.Named("provenance")}, nil
+	return s, nil
 }
 
-// Handle applies one batch and checkpoints; it is a bus.Handler. Bad
-// messages go to the DLQ (see Stage); an error writing them fails the
-// batch, which is then redelivered whole (Apply and the DLQ ids make that
-// harmless).
-func (s *Stage) Handle(ctx context.Context, msgs []kafka.Message) error {
-	obs := make([]github.Observation, 0, len(msgs))
-	var dead []kafka.Message
-	for _, m := range msgs {
-		o, err := github.DecodeObservation(m.Value)
-		if err == nil {
-			obs = append(obs, o)
-			continue
-		}
-		reason := schema.ReasonOf(err)
-		src := fmt.Sprintf("%s/%d@%d", m.Topic, m.Partition, m.Offset)
-		at := m.Time
-		if at.IsZero() {
-			at = time.Now()
-		}
-		d := schema.NewDLQ(StageName, src, reason, err.Error(), string(m.Key), m.Value, at)
-		s.Log.Warn("bad GitHub observation to the dlq", zap.String("at", src), zap.String("reason", reason), zap.Error(err))
-		if s.Metrics != nil {
-			s.Metrics.DeadLetters.WithLabelValues(reason).Inc()
-		}
-		b, err := json.Marshal(d)
-		if err != nil {
-			return fmt.Errorf("provenance: encoding a dead letter: %w", err)
-		}
-		dead = append(dead, kafka.Message{Topic: schema.TopicDLQ, Key: []byte(d.Key), Value: b, Time: at})
+// State is the processor's state.
+func (s *Stage) State() *State { return s.state }
+
+type input struct {
+	obs     *github.Observation
+	summary *schema.SnapshotSummary
+}
+
+// Decode reads a provenance.obs or registry.snapshots message.
+func Decode(m kafka.Message) (input, error) {
+	if m.Topic == schema.TopicRegistrySnapshots {
+		v, err := schema.Decode[schema.SnapshotSummary](m.Value)
+		return input{summary: &v}, err
 	}
-	if len(dead) > 0 && s.DLQ != nil {
-		if err := s.DLQ.WriteMessages(ctx, dead...); err != nil {
-			return fmt.Errorf("provenance: writing %d dead letters: %w", len(dead), bus.SummarizeWriteError(err))
+	v, err := schema.DecodeGitHubObservation(m.Value)
+	return input{obs: &v}, err
+}
+
+// Apply folds a batch in and concludes when it is time.
+func (s *Stage) Apply(ctx context.Context, batch []stage.Item[input]) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var last *schema.SnapshotSummary
+	for _, it := range batch {
+		switch v := it.Value; {
+		case v.obs != nil:
+			if s.state.Apply(*v.obs) > 0 {
+				s.dirty = true
+				if st := stamp(*v.obs); st.After(s.newest) {
+					s.newest = st
+				}
+			}
+		case v.summary != nil:
+			if v.summary.ObservedAt.After(s.watermark) {
+				last = v.summary
+			}
 		}
 	}
-	n := s.State.Apply(obs...)
-	if s.Metrics != nil {
-		s.Metrics.Applied.Add(float64(n))
-	}
-	if n > 0 {
-		if err := s.save(); err != nil {
+	if last != nil {
+		if err := s.reloadListings(ctx, *last); err != nil {
 			return err
 		}
+		return s.concludeLocked(ctx, maxTime(last.ObservedAt, s.newest))
+	}
+	if s.dirty && time.Since(s.lastEval) >= s.every() {
+		return s.concludeLocked(ctx, maxTime(s.newest, s.watermark))
 	}
 	return nil
 }
 
-func (s *Stage) save() error {
-	if s.CheckpointPath == "" {
+func (s *Stage) every() time.Duration {
+	if s.EvaluateEvery <= 0 {
+		return 30 * time.Second
+	}
+	return s.EvaluateEvery
+}
+
+func maxTime(a, b time.Time) time.Time {
+	if b.After(a) {
+		return b
+	}
+	return a
+}
+
+// reloadListings waits for the store to hold the snapshot, then reads the
+// listings.
+func (s *Stage) reloadListings(ctx context.Context, sn schema.SnapshotSummary) error {
+	if s.listings == nil {
 		return nil
 	}
-	s.saveMu.Lock()
-	defer s.saveMu.Unlock()
-	if err := s.State.Save(s.CheckpointPath); err != nil {
+	wait := s.SnapshotWait
+	if wait <= 0 {
+		wait = 2 * time.Minute
+	}
+	deadline := time.Now().Add(wait)
+	for {
+		ok, err := s.listings.SnapshotLoaded(ctx, sn.ID)
+		if err != nil {
+			return fmt.Errorf("provenance: is snapshot %s stored: %w", sn.ID, err)
+		}
+		if ok {
+			break
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("provenance: snapshot %s not stored after %s", sn.ID, wait)
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(100 * time.Millisecond):
+		}
+	}
+	ls, err := s.listings.Listings(ctx)
+	if err != nil {
+		return fmt.Errorf("provenance: listings: %w", err)
+	}
+	s.state.SetListings(ls)
+	return nil
+}
+
+// Tick concludes when observations are waiting and EvaluateEvery has
+// passed (the stage calls it between batches; Run also ticks, so the last
+// observations of a crawl are concluded without more input).
+func (s *Stage) Tick(ctx context.Context) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if !s.dirty || time.Since(s.lastEval) < s.every() {
+		return nil
+	}
+	if err := s.concludeLocked(ctx, maxTime(s.newest, s.watermark)); err != nil {
+		return err
+	}
+	return s.checkpointLocked()
+}
+
+// concludeLocked evaluates everything at `at` and publishes what changed.
+func (s *Stage) concludeLocked(ctx context.Context, at time.Time) error {
+	at = at.UTC()
+	sn := s.state.Snapshot(s.w, at)
+	var keys []string
+	var vals []schema.ProvenanceSignal
+	next := make(map[string]string, len(sn.Servers))
+	for _, sv := range sn.Servers {
+		sv.AsOf = at
+		if key, _, _, ok := github.RepoKey(sv.RepoURL); ok {
+			sv.Repo = key
+		}
+		fp := fingerprint(sv)
+		next[sv.Server] = fp
+		if s.printed[sv.Server] == fp {
+			continue
+		}
+		keys = append(keys, sv.Server)
+		vals = append(vals, sv)
+	}
+	// Servers no longer listed get a tombstone: the table forgets them.
+	var gone []string
+	for name := range s.printed {
+		if _, ok := next[name]; !ok {
+			gone = append(gone, name)
+		}
+	}
+	sort.Strings(gone)
+	if s.signals != nil {
+		if err := stage.EmitJSON(ctx, s.signals, keys, vals); err != nil {
+			return err
+		}
+		if len(gone) > 0 {
+			tomb := make([]kafka.Message, len(gone))
+			for i, g := range gone {
+				tomb[i] = kafka.Message{Key: []byte(g)}
+			}
+			if err := s.signals.Emit(ctx, tomb...); err != nil {
+				return err
+			}
+		}
+		if err := s.signals.Mark(ctx, at, true); err != nil {
+			return err
+		}
+	}
+	if s.rates != nil {
+		r := schema.ProvenanceRates{AsOf: at, MethodVersion: s.w.MethodVersion, WeightsSHA256: s.w.SHA256(), Gate: sn.Gate, Rates: sn.Rates}
+		if err := stage.EmitJSON(ctx, s.rates, []string{schema.ProvenanceRatesKey}, []schema.ProvenanceRates{r}); err != nil {
+			return err
+		}
+		if err := s.rates.Mark(ctx, at, true); err != nil {
+			return err
+		}
+	}
+	s.printed, s.watermark, s.dirty, s.lastEval = next, at, false, time.Now()
+	s.log.Debug("provenance concluded", zap.Time("at", at), zap.Int("changed", len(keys)), zap.Int("gone", len(gone)))
+	return nil
+}
+
+// fingerprint identifies what a signal concludes: the observation behind
+// it, the flags that are facts (not the ages, which move every day), the
+// sub-score and its signals.
+func fingerprint(sv schema.ProvenanceSignal) string {
+	f := sv.Flags
+	f.OwnerAgeDays, f.LagDays, f.RepoAgeDays = 0, 0, 0
+	type sig struct {
+		ID   string
+		Open bool
+	}
+	var sigs []sig
+	for _, x := range sv.Provenance.Signals {
+		sigs = append(sigs, sig{x.ID, x.Open})
+	}
+	v := struct {
+		Obs      string
+		Stamp    time.Time
+		Repo     string
+		Listed   time.Time
+		Flags    schema.ProvenanceFlags
+		Value    *float64
+		Reason   string
+		Signals  []sig
+		Evidence int
+	}{Repo: sv.RepoURL, Listed: sv.ListedAt, Flags: f, Value: sv.Provenance.Value, Reason: sv.Provenance.Reason, Signals: sigs, Evidence: len(sv.Provenance.Evidence)}
+	if sv.Observation != nil {
+		v.Obs, v.Stamp = sv.Observation.ID, stamp(*sv.Observation)
+	}
+	b, _ := json.Marshal(v)
+	h := sha256.Sum256(b)
+	return hex.EncodeToString(h[:12])
+}
+
+type stageCheckpoint struct {
+	Version      int                  `json:"version"`
+	Observations []github.Observation `json:"observations"`
+	Listings     []Listing            `json:"listings"`
+	Printed      map[string]string    `json:"printed"`
+	Watermark    time.Time            `json:"watermark,omitzero"`
+	Newest       time.Time            `json:"newest,omitzero"`
+	Dirty        bool                 `json:"dirty"`
+}
+
+// Checkpoint writes the stage's file atomically.
+func (s *Stage) Checkpoint(context.Context) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.checkpointLocked()
+}
+
+func (s *Stage) checkpointLocked() error {
+	if s.path == "" {
+		return nil
+	}
+	obs, ls := s.state.contents()
+	if err := ckpt.Save(s.path, stageCheckpoint{Version: 2, Observations: obs, Listings: ls, Printed: s.printed,
+		Watermark: s.watermark, Newest: s.newest, Dirty: s.dirty}); err != nil {
 		return fmt.Errorf("provenance checkpoint: %w", err)
 	}
 	return nil
 }
 
-// Run consumes until ctx ends, refreshing the listings alongside.
-func (s *Stage) Run(ctx context.Context) error {
-	if s.Listings != nil {
-		go func() {
-			every := s.ListingsEvery
-			if every <= 0 {
-				every = 10 * time.Minute
-			}
-			for {
-				if ls, err := s.Listings(ctx); err != nil {
-					s.Log.Warn("provenance: listings", zap.Error(err))
-				} else {
-					s.State.SetListings(ls)
-					if err := s.save(); err != nil {
-						s.Log.Warn("provenance checkpoint", zap.Error(err))
-					}
-				}
-				select {
-				case <-ctx.Done():
-					return
-				case <-time.After(every):
-				}
-			}
-		}()
+func (s *Stage) load() error {
+	if s.path == "" {
+		return nil
 	}
-	if s.DLQ == nil && len(s.Brokers) > 0 {
-		w := bus.NewWriter(s.Brokers, s.Log)
-		s.DLQ = w
-		defer func() {
-			w.Close()
-			s.DLQ = nil
-		}()
+	b, err := os.ReadFile(s.path)
+	if errors.Is(err, os.ErrNotExist) {
+		return nil
 	}
-	return bus.Consume(ctx, bus.ConsumeConfig{Brokers: s.Brokers, Group: Group, Topics: Topics, MaxBatch: 2000, MaxWait: 200 * time.Millisecond, Log: s.Log}, s.Handle)
+	if err != nil {
+		return fmt.Errorf("provenance checkpoint: %w", err)
+	}
+	var c stageCheckpoint
+	if err := json.Unmarshal(b, &c); err != nil {
+		return fmt.Errorf("provenance checkpoint %s: %w", s.path, err)
+	}
+	s.state.Apply(c.Observations...)
+	s.state.SetListings(c.Listings)
+	if c.Printed != nil {
+		s.printed = c.Printed
+	}
+	s.watermark, s.newest, s.dirty = c.Watermark, c.Newest, c.Dirty || c.Version < 2
+	return nil
 }
 
-// Publisher writes observations to the bus, keyed by repo.
-type Publisher struct{ W *kafka.Writer }
+// Config returns the stage's shape for bus/stage.
+func (s *Stage) Config(brokers []string, metrics *stage.Metrics) stage.Config[input] {
+	return stage.Config[input]{Name: Name, Group: Group, Topics: Topics, Brokers: brokers, Decode: Decode, Apply: s.Apply,
+		Checkpoint: s.Checkpoint, MaxBatch: 2000, MaxWait: 200 * time.Millisecond, Metrics: metrics, Log: s.log}
+}
 
-// Publish sends one observation.
-func (p Publisher) Publish(ctx context.Context, o github.Observation) error {
-	b, err := json.Marshal(o)
-	if err != nil {
-		return err
-	}
-	return p.W.WriteMessages(ctx, kafka.Message{Topic: Topic, Key: []byte(o.Repo), Value: b, Time: o.ObservedAt})
+// Run runs the stage and its tick until ctx ends.
+func (s *Stage) Run(ctx context.Context, st *stage.Stage[input]) error {
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		t := time.NewTicker(s.every())
+		defer t.Stop()
+		for {
+			select {
+			case <-ctx.Done():
+				return
+			case <-t.C:
+				if err := s.Tick(ctx); err != nil && ctx.Err() == nil {
+					s.log.Warn("provenance: concluding on the tick failed; the next batch or tick retries", zap.Error(err))
+				}
+			}
+		}
+	}()
+	err := st.Run(ctx)
+	<-done
+	return err
 }

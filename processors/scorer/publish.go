@@ -6,7 +6,6 @@ import (
 	"crypto/rand"
 	"crypto/x509"
 	"encoding/base64"
-	"encoding/hex"
 	"encoding/pem"
 	"errors"
 	"fmt"
@@ -14,12 +13,10 @@ import (
 	"os"
 	"path/filepath"
 	"sort"
-	"strings"
 	"sync"
 	"time"
 	"unsafe"
 
-	"github.com/forum-mcp/forum/processors/method"
 	"github.com/forum-mcp/forum/processors/publish"
 	"github.com/forum-mcp/forum/sql/store"
 )
@@ -58,8 +55,8 @@ func Seal(recs []Record, meta Meta, key ed25519.PrivateKey) (*Sealed, error) {
 	})
 	var p *publish.Publication
 	if err == nil {
-		p, err = publish.Assemble(sealed, publish.Meta{PublicationID: meta.PublicationID, MethodVersion: method.Version,
-			WeightsSHA256: method.WeightsSHA256(), ComputedAt: meta.ComputedAt}, key)
+		p, err = publish.Assemble(sealed, publish.Meta{PublicationID: meta.PublicationID, MethodVersion: meta.Weights.MethodVersion,
+			WeightsSHA256: meta.Weights.SHA256(), ComputedAt: meta.ComputedAt}, key)
 	}
 	if err != nil {
 		return nil, fmt.Errorf("scorer: build publication %s: %w", meta.PublicationID, err)
@@ -175,77 +172,14 @@ func LoadOrCreateKey(path string) (ed25519.PrivateKey, error) {
 	return priv, nil
 }
 
-// PublicKeyPEM encodes a public key as PKIX PEM.
-func PublicKeyPEM(pub ed25519.PublicKey) string {
-	der, _ := x509.MarshalPKIXPublicKey(pub)
-	return string(pem.EncodeToMemory(&pem.Block{Type: "PUBLIC KEY", Bytes: der}))
-}
+// PublicKeyPEM encodes a public key as PKIX PEM (publish.PublicKeyPEM).
+func PublicKeyPEM(pub ed25519.PublicKey) string { return publish.PublicKeyPEM(pub) }
 
-// ParsePublicKey accepts a PKIX PEM public key, a PKCS #8 PEM private key
-// (its public half), or the raw 32 bytes as hex or base64.
-func ParsePublicKey(b []byte) (ed25519.PublicKey, error) {
-	if blk, _ := pem.Decode(b); blk != nil {
-		switch blk.Type {
-		case "PUBLIC KEY":
-			k, err := x509.ParsePKIXPublicKey(blk.Bytes)
-			if err != nil {
-				return nil, fmt.Errorf("scorer: public key: %w", err)
-			}
-			if pub, ok := k.(ed25519.PublicKey); ok {
-				return pub, nil
-			}
-			return nil, fmt.Errorf("scorer: public key is a %T, not Ed25519", k)
-		case "PRIVATE KEY":
-			k, err := x509.ParsePKCS8PrivateKey(blk.Bytes)
-			if err != nil {
-				return nil, fmt.Errorf("scorer: private key: %w", err)
-			}
-			if priv, ok := k.(ed25519.PrivateKey); ok {
-				return priv.Public().(ed25519.PublicKey), nil
-			}
-			return nil, fmt.Errorf("scorer: private key is a %T, not Ed25519", k)
-		}
-		return nil, fmt.Errorf("scorer: PEM block %q is not a key", blk.Type)
-	}
-	s := strings.TrimSpace(string(b))
-	if raw, err := hex.DecodeString(s); err == nil && len(raw) == ed25519.PublicKeySize {
-		return ed25519.PublicKey(raw), nil
-	}
-	if raw, err := base64.StdEncoding.DecodeString(s); err == nil && len(raw) == ed25519.PublicKeySize {
-		return ed25519.PublicKey(raw), nil
-	}
-	return nil, errors.New("scorer: not an Ed25519 public key (PEM, or 32 bytes as hex or base64)")
-}
+// ParsePublicKey reads a public key (publish.ParsePublicKey).
+func ParsePublicKey(b []byte) (ed25519.PublicKey, error) { return publish.ParsePublicKey(b) }
 
 // Writer is what publishing needs of the store.
 type Writer interface {
 	InsertTrustRecords(ctx context.Context, recs []store.TrustRecord) error
 	InsertPublication(ctx context.Context, p store.Publication) error
-}
-
-// Store writes a sealed publication: the records (in batches), then the
-// commitment of its root, then the publication row. The row comes last so a
-// reader never sees half a publication, and after the commitment so a
-// stored publication is always committed. A crash before the row leaves
-// invisible records that the recomputation overwrites; if the recomputed
-// root differs from a root already committed under the id, Commit fails
-// with publish.ErrAlreadyCommits and the caller publishes under a new id
-// (see Stage.PublishAt) rather than contradict the log.
-func Store(ctx context.Context, w Writer, c publish.Committer, s *Sealed) error {
-	const chunk = 2000
-	for i := 0; i < len(s.Records); i += chunk {
-		if err := w.InsertTrustRecords(ctx, s.Records[i:min(i+chunk, len(s.Records))]); err != nil {
-			return fmt.Errorf("scorer: store records of %s: %w", s.Row.ID, err)
-		}
-	}
-	if c != nil {
-		if err := c.Commit(ctx, publish.Commitment{PublicationID: s.Row.ID, Root: s.Row.MerkleRoot,
-			MethodVersion: s.Row.MethodVersion, Time: s.Row.ComputedAt}); err != nil {
-			return fmt.Errorf("scorer: commit root of %s: %w", s.Row.ID, err)
-		}
-	}
-	if err := w.InsertPublication(ctx, s.Row); err != nil {
-		return fmt.Errorf("scorer: store publication %s: %w", s.Row.ID, err)
-	}
-	return nil
 }

@@ -41,14 +41,10 @@
 package scorer
 
 import (
-	"crypto/sha256"
-	"encoding/hex"
 	"encoding/json"
-	"net/url"
 	"sort"
 	"strings"
 	"time"
-	"unsafe"
 
 	"github.com/forum-mcp/forum/ingest/probe"
 	"github.com/forum-mcp/forum/ingest/scan"
@@ -104,6 +100,30 @@ type GitHubObservation struct {
 	VerifiedCommits90d bool
 }
 
+// ObservationOf is what the scorer reads of a GitHub observation (the
+// provenance processor's signal carries it). Its evidence pointer is the
+// observation's own id, which /v1/evidence resolves for as long as the
+// observation is stored (not just the repo's newest one).
+func ObservationOf(o schema.GitHubObservation) GitHubObservation {
+	so := GitHubObservation{
+		Status:   trust.RepoUnresolved,
+		Evidence: &trust.Evidence{Kind: trust.EvGitHubRepo, ID: o.ID, ObservedAt: o.ObservedAt.UTC(), URI: schema.EvidenceURI(o.ID)},
+	}
+	if o.Status != schema.StatusResolved {
+		return so
+	}
+	so.Status = trust.RepoResolved
+	so.RepoCreatedAt, so.OwnerCreatedAt, so.PushedAt, so.Stars = o.CreatedAt, o.OwnerCreatedAt, o.PushedAt, o.Stars
+	so.Fork, so.Archived, so.Private, so.LicenseSPDX, so.OwnerLogin = o.Fork, o.Archived, o.Private, o.LicenseSPDX, o.OwnerLogin
+	if c := o.Commits; c != nil && !c.ObservedAt.IsZero() {
+		so.SingleAuthor90d = c.Authors == 1
+		so.NoCommits90d = c.Empty || c.Count == 0
+		so.CommitCapHit = c.CapHit
+		so.VerifiedCommits90d = c.Verified > 0
+	}
+	return so
+}
+
 // Sources bundles the optional state of the other processors.
 type Sources struct {
 	Drift      DriftSource
@@ -133,94 +153,24 @@ type Previous struct {
 type Meta struct {
 	PublicationID string
 	ComputedAt    time.Time
+	// Weights are the method the records are scored with (and stamped
+	// with: method_version, weights_sha256). Required.
+	Weights *method.Weights
 }
 
-// Record is one published record (SPEC §5). Field order is irrelevant: the
-// record is sealed as RFC 8785 canonical JSON.
-type Record struct {
-	Server             string              `json:"server"`
-	Version            string              `json:"version"`
-	Namespace          string              `json:"namespace"`
-	Status             string              `json:"status"`
-	MethodVersion      string              `json:"method_version"`
-	WeightsSHA256      string              `json:"weights_sha256"`
-	ComputedAt         time.Time           `json:"computed_at"`
-	PublicationID      string              `json:"publication_id"`
-	Score              *float64            `json:"score"`
-	Band               string              `json:"band"`
-	BandReason         string              `json:"band_reason"`
-	Provenance         trust.SubScore      `json:"provenance"`
-	Static             trust.SubScore      `json:"static"`
-	Drift              trust.SubScore      `json:"drift"`
-	Incidents          trust.SubScore      `json:"incidents"`
-	OpenSignals        []trust.OpenSignal  `json:"open_signals"`
-	Visibility         string              `json:"visibility"`
-	Unobserved         []trust.Unobserved  `json:"unobserved"`
-	DriftObservedSince *time.Time          `json:"drift_observed_since"`
-	OwnerBurst         *trust.OwnerBurst   `json:"owner_burst,omitempty"`
-	ReviewPending      *ReviewPending      `json:"review_pending,omitempty"`
-	Toolfinder         ToolfinderBlock     `json:"toolfinder"`
-	Categories         categories.Result   `json:"categories"`
-	StaticScan         StaticScan          `json:"static_scan"`
-	GitHub             GitHubState         `json:"github"`
-	Health             []trust.Evidence    `json:"health_checks"`
-	Registry           RegistryObservation `json:"registry"`
-	ContentSHA256      string              `json:"content_sha256,omitempty"`
-}
-
-// ReviewPending marks a record held by the popular-server review (SPEC §4):
-// until Until (or an approval), the API keeps serving the previous record.
-type ReviewPending struct {
-	PreviousBand          string    `json:"previous_band"`
-	PreviousPublicationID string    `json:"previous_publication_id"`
-	Stars                 int       `json:"stars"`
-	Until                 time.Time `json:"until"`
-}
-
-// ToolfinderBlock is the Toolfinder v0.3 result as published.
-type ToolfinderBlock struct {
-	Version    string                 `json:"version"`
-	Score      int                    `json:"score"`
-	RawSum     float64                `json:"raw_sum"`
-	Rounded    int                    `json:"rounded"`
-	Components []toolfinder.Component `json:"components"`
-	Flags      []string               `json:"flags"`
-	Penalties  []toolfinder.Penalty   `json:"penalties"`
-	GitHubGate GateState              `json:"github_gate"`
-}
-
-// GateState is the GitHub coverage gate (SPEC §1.2) as a record states it.
-type GateState struct {
-	Open   bool   `json:"open"`
-	Reason string `json:"reason"`
-}
-
-// GitHubState says what the record knows from GitHub.
-type GitHubState struct {
-	Observed bool   `json:"observed"`
-	RepoURL  string `json:"repo_url,omitempty"`
-	Reason   string `json:"reason,omitempty"`
-}
-
-// StaticScan is the static scan behind the static sub-score.
-type StaticScan struct {
-	Coverage string           `json:"coverage"` // scanned|auth_required|unreachable|handshake_failed|no_endpoint|not_scanned
-	Check    *trust.Evidence  `json:"check,omitempty"`
-	Findings []ScannedFinding `json:"findings"`
-}
-
-// ScannedFinding is a scanner finding with its evidence id.
-type ScannedFinding struct {
-	ID string `json:"id"`
-	scan.Finding
-}
-
-// RegistryObservation is the registry entry the record scored.
-type RegistryObservation struct {
-	ContentSHA256 string     `json:"content_sha256"`
-	UpdatedAt     *time.Time `json:"updated_at"`
-	FirstListed   *time.Time `json:"first_listed"`
-}
+// The published record is a wire type (schema/record.go): it is sealed
+// here and travels on trust.records; these names keep the scorer's code
+// short.
+type (
+	Record              = schema.Record
+	ReviewPending       = schema.ReviewPending
+	ToolfinderBlock     = schema.ToolfinderBlock
+	GateState           = schema.ToolfinderGate
+	GitHubState         = schema.GitHubState
+	StaticScan          = schema.StaticScan
+	ScannedFinding      = schema.ScannedFinding
+	RegistryObservation = schema.RegistryObservation
+)
 
 // Reasons stated in records.
 const (
@@ -231,65 +181,22 @@ const (
 	CoverageNotScanned  = "not_scanned"
 )
 
-// EvidenceURI is where the API resolves an evidence id.
-func EvidenceURI(id string) string {
-	const prefix = "/v1/evidence/"
-	n := len(prefix) + len(id)
-	for i := 0; i < len(id); i++ {
-		if pathEscaped[id[i]] {
-			n += 2
-		}
-	}
-	b := make([]byte, 0, n)
-	b = append(b, prefix...)
-	for i := 0; i < len(id); i++ { // url.PathEscape, byte by byte, in one allocation
-		c := id[i]
-		if pathEscaped[c] {
-			b = append(b, '%', upperHex[c>>4], upperHex[c&15])
-			continue
-		}
-		b = append(b, c)
-	}
-	return unsafe.String(unsafe.SliceData(b), len(b))
-}
+// EvidenceURI is where the API resolves an evidence id (schema.EvidenceURI).
+func EvidenceURI(id string) string { return schema.EvidenceURI(id) }
 
-const upperHex = "0123456789ABCDEF"
-
-// pathEscaped[c] says whether url.PathEscape escapes byte c (it escapes
-// byte by byte, so the table is exact).
-var pathEscaped = func() (t [256]bool) {
-	for c := range 256 {
-		t[c] = url.PathEscape(string([]byte{byte(c)})) != string([]byte{byte(c)})
-	}
-	return t
-}()
-
-// ScanFindingID is the evidence id of a scan finding: "scan:<server>:<hash>",
-// so the API can find the record that holds it.
+// ScanFindingID is the evidence id of a scan finding (schema.ScanFindingID).
 func ScanFindingID(server, checkID string, f scan.Finding) string {
-	h := sha256.New()
-	for _, s := range []string{server, checkID, f.Class, f.Severity, f.RuleID, f.Tool, f.Field, f.Evidence, f.Source} {
-		h.Write([]byte(s))
-		h.Write([]byte{0})
-	}
-	return "scan:" + server + ":" + hex.EncodeToString(h.Sum(nil))[:16]
+	return schema.ScanFindingID(server, checkID, f)
 }
 
 // ParseScanFindingID splits a scan-finding id into its server.
-func ParseScanFindingID(id string) (server string, ok bool) {
-	rest, found := strings.CutPrefix(id, "scan:")
-	i := strings.LastIndex(rest, ":")
-	if !found || i <= 0 {
-		return "", false
-	}
-	return rest[:i], true
-}
+func ParseScanFindingID(id string) (server string, ok bool) { return schema.ParseScanFindingID(id) }
 
 // Compute scores every listed (non-deleted) server. prev (may be nil) holds
 // the previous publication's bands for the review hold.
 func Compute(inputs []ServerInput, src Sources, meta Meta, prev map[string]Previous) []Record {
 	now := meta.ComputedAt.UTC()
-	w := method.Current()
+	w := meta.Weights
 	// Listed servers by name (stable): the order is sorted as indices, so
 	// 50k inputs are not swapped around as whole structs.
 	var keep []int
@@ -632,7 +539,7 @@ func staticScan(in *ServerInput, check *probe.Check, checkEv *trust.Evidence) (S
 	}
 	for _, f := range found {
 		id := ScanFindingID(d.Name, check.ID, f)
-		ss.Findings = append(ss.Findings, ScannedFinding{ID: id, Finding: f})
+		ss.Findings = append(ss.Findings, ScannedFinding{ID: id, ScanFinding: f})
 		sin.Findings = append(sin.Findings, trust.StaticFinding{ID: id, ObservedAt: check.ObservedAt.UTC(), Class: f.Class, Severity: f.Severity, RuleID: f.RuleID, Tool: f.Tool})
 	}
 	return ss, sin

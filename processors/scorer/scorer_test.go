@@ -163,7 +163,7 @@ func goldenPublication(t *testing.T) (*Sealed, []Record) {
 		inputs = append(inputs, ServerInput{Entry: e, Checks: checks[e.Server.Name], FirstListed: first[e.Server.Name]})
 	}
 	meta := Meta{PublicationID: PublicationID(at), ComputedAt: at}
-	src := Sources{Drift: ds, Incidents: checkedNoIncidents{}, Burst: burstState(trust.OwnerBursts(method.Current(), all, at))}
+	src := Sources{Drift: ds, Incidents: checkedNoIncidents{}, Burst: burstState(trust.OwnerBursts(method.Embedded().Weights, all, at))}
 	recs := Compute(inputs, src, meta, nil)
 	sealed, err := Seal(recs, meta, testKey)
 	if err != nil {
@@ -222,7 +222,7 @@ func TestGoldenShape(t *testing.T) {
 	checks := 0
 	sawFlagged, sawDrift := false, false
 	for _, r := range recs {
-		if r.MethodVersion != method.Version || r.WeightsSHA256 != method.WeightsSHA256() || r.PublicationID != "pub-20251009T203003Z" {
+		if r.MethodVersion != method.Embedded().Version() || r.WeightsSHA256 != method.Embedded().SHA256 || r.PublicationID != "pub-20251009T203003Z" {
 			t.Fatalf("%s: header fields %q %q %q", r.Server, r.MethodVersion, r.WeightsSHA256, r.PublicationID)
 		}
 		if r.Toolfinder.GitHubGate.Open || !strings.HasPrefix(r.Toolfinder.GitHubGate.Reason, "github_not_crawled") {

@@ -3,9 +3,10 @@ package scorer
 import (
 	"context"
 	"crypto/ed25519"
-	"encoding/json"
+	"encoding/hex"
 	"errors"
 	"fmt"
+	"os"
 	"sync"
 	"time"
 
@@ -13,46 +14,69 @@ import (
 	"github.com/segmentio/kafka-go"
 	"go.uber.org/zap"
 
-	"github.com/forum-mcp/forum/bus"
+	"github.com/forum-mcp/forum/bus/stage"
+	ckpt "github.com/forum-mcp/forum/internal/checkpoint"
+	"github.com/forum-mcp/forum/processors/method"
 	"github.com/forum-mcp/forum/processors/publish"
 	"github.com/forum-mcp/forum/schema"
 	"github.com/forum-mcp/forum/sql/store"
 )
 
-// Group is the stage's consumer group; Topics what it reads.
-const Group = "forum-scorer"
+// Name is the stage's name; Group its consumer group.
+const (
+	Name  = "scorer"
+	Group = "forum-scorer"
+)
 
 // Topics the stage consumes: one publication per applied snapshot.
 var Topics = []string{schema.TopicRegistrySnapshots}
 
-// StageStore is what the stage needs of the store.
+// StageStore is what the stage reads of the store: the registry's latest
+// view and health as of a publication's time, and whether a snapshot's
+// records are all stored.
 type StageStore interface {
 	Reader
-	Writer
-	Snapshots(ctx context.Context) ([]schema.SnapshotSummary, error)
-	Publications(ctx context.Context, limit int) ([]store.Publication, error)
-	GetPublication(ctx context.Context, id string) (store.Publication, error)
-	PublicationRecords(ctx context.Context, id string) ([]store.TrustRecord, error)
+	SnapshotLoaded(ctx context.Context, snapshotID string) (bool, error)
 }
 
-// Stage publishes: once per applied snapshot (event time = the snapshot's
-// observed_at, so a replay gives the same records), and every Interval of
-// wall-clock time in live mode (the first tick one Interval after start, so
-// a replay that finishes within it publishes only event-time publications).
+// Output receives a sealed publication: its records first, then — after
+// its root is committed — its header. In production the records and the
+// header go on trust.records and trust.publications (BusOutput) and the
+// results and publications sinks store them; StoreOutput writes the store
+// directly (tests, tools without a bus).
+type Output interface {
+	Records(ctx context.Context, recs []schema.TrustRecordMsg) error
+	Header(ctx context.Context, p schema.PublicationMsg) error
+}
+
+// Stage publishes: once per applied snapshot, as of the snapshot's time
+// (event time, so a replay gives the same records), once the store holds
+// the snapshot's records and the processors' conclusions have reached its
+// time (Wait); and every Interval of wall-clock time in live mode (the
+// first one Interval after start).
+//
+// What the other processors concluded comes in through Sources (in
+// production: local tables of their output topics, TableSources); what the
+// stage concludes leaves through Output. Its own state is the last
+// publication's served bands (for the popular-server review hold), kept in
+// the checkpoint at Path, written after each publication's output and
+// before the snapshot's offset is committed.
 type Stage struct {
-	Store     StageStore
-	Sources   Sources
+	Store   StageStore
+	Method  *method.Method
+	Sources Sources
+	// Wait blocks until the event-time sources have concluded through t
+	// (TableSources.WaitFor); nil: no wait.
+	Wait      func(ctx context.Context, t time.Time) error
+	Out       Output
 	Key       ed25519.PrivateKey
 	Committer publish.Committer
-	Brokers   []string
-	Interval  time.Duration // 0: no timer
-	// SnapshotWait bounds how long a snapshot summary waits for the history
-	// sink to have stored that snapshot (default 2 min).
+	Path      string        // checkpoint; "" keeps it in memory
+	Interval  time.Duration // wall-clock publications; 0: none
+	// SnapshotWait bounds how long a snapshot waits for the store to hold
+	// its records (default 2 min); the batch then fails and comes again.
 	SnapshotWait time.Duration
-	// SourceWait bounds how long a publication waits for Watermarked
-	// sources to reach its event time (default 10 s).
-	SourceWait time.Duration
-	Now        func() time.Time // wall clock for the timer (default time.Now)
+	Now          func() time.Time // the wall clock (default time.Now)
 	// Reviews looks up admin approvals of popular-server review holds
 	// (store.ReviewStore): an approved hold is over, so the held record's
 	// own band is the previous band of the next publication. Nil: holds
@@ -61,7 +85,28 @@ type Stage struct {
 	Log     *zap.Logger
 	Metrics *Metrics // nil for none
 
-	mu sync.Mutex // one publication at a time
+	mu     sync.Mutex // one publication at a time
+	loaded bool
+	ck     scorerCheckpoint
+}
+
+// scorerCheckpoint is what the stage keeps between publications.
+type scorerCheckpoint struct {
+	Version int `json:"version"`
+	// LastID is the last publication; Served what it serves per server
+	// (its band, or the band it holds back while under review).
+	LastID string            `json:"last_id"`
+	LastAt time.Time         `json:"last_at,omitzero"`
+	Served map[string]Served `json:"served"`
+	// Before is what LastID was computed against, so a publication handled
+	// again after a crash is recomputed against the same previous bands.
+	Before map[string]Previous `json:"before"`
+}
+
+// Served is what a publication serves for one server.
+type Served struct {
+	Band string         `json:"band"`
+	Hold *ReviewPending `json:"hold,omitempty"`
 }
 
 func (s *Stage) log() *zap.Logger {
@@ -71,12 +116,36 @@ func (s *Stage) log() *zap.Logger {
 	return s.Log
 }
 
-// Run consumes snapshot summaries and ticks the timer until ctx ends.
-func (s *Stage) Run(ctx context.Context) error {
-	if s.Interval > 0 {
-		go s.tick(ctx)
+func (s *Stage) now() time.Time {
+	if s.Now != nil {
+		return s.Now()
 	}
-	return bus.Consume(ctx, bus.ConsumeConfig{Brokers: s.Brokers, Group: Group, Topics: Topics, MaxBatch: 100, Log: s.log()}, s.Handle)
+	return time.Now()
+}
+
+// Decode reads a snapshot summary.
+func Decode(m kafka.Message) (schema.SnapshotSummary, error) {
+	return schema.Decode[schema.SnapshotSummary](m.Value)
+}
+
+// Config returns the stage's shape for bus/stage.
+func (s *Stage) Config(brokers []string, metrics *stage.Metrics) stage.Config[schema.SnapshotSummary] {
+	return stage.Config[schema.SnapshotSummary]{Name: Name, Group: Group, Topics: Topics, Brokers: brokers, Decode: Decode,
+		Apply: s.Apply, MaxBatch: 100, MaxWait: 100 * time.Millisecond, Metrics: metrics, Log: s.log()}
+}
+
+// Run runs the stage and, with an Interval, the wall-clock publications.
+func (s *Stage) Run(ctx context.Context, st *stage.Stage[schema.SnapshotSummary]) error {
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		if s.Interval > 0 {
+			s.tick(ctx)
+		}
+	}()
+	err := st.Run(ctx)
+	<-done
+	return err
 }
 
 func (s *Stage) tick(ctx context.Context) {
@@ -87,36 +156,58 @@ func (s *Stage) tick(ctx context.Context) {
 		case <-ctx.Done():
 			return
 		case <-t.C:
-			now := time.Now
-			if s.Now != nil {
-				now = s.Now
-			}
-			if _, err := s.PublishAt(ctx, now().UTC().Truncate(time.Second), false); err != nil && ctx.Err() == nil {
-				s.log().Error("hourly publication failed", zap.Error(err))
+			if _, err := s.PublishAt(ctx, s.now().UTC().Truncate(time.Second), false); err != nil && ctx.Err() == nil {
+				s.log().Error("wall-clock publication failed; the next tick tries again", zap.Error(err))
 			}
 		}
 	}
 }
 
-// Handle publishes once per snapshot summary in the batch (a bus.Handler).
-// A summary that does not decode is skipped: the history sink already sent
-// it to the DLQ.
-func (s *Stage) Handle(ctx context.Context, msgs []kafka.Message) error {
-	for _, m := range msgs {
-		var sn schema.SnapshotSummary
-		if err := json.Unmarshal(m.Value, &sn); err != nil || sn.ID == "" {
-			continue
-		}
+// Apply publishes once per snapshot summary in the batch.
+func (s *Stage) Apply(ctx context.Context, batch []stage.Item[schema.SnapshotSummary]) error {
+	for _, it := range batch {
+		sn := it.Value
 		if err := s.waitStored(ctx, sn.ID); err != nil {
 			return err
 		}
+		if s.Wait != nil {
+			if err := s.Wait(ctx, sn.ObservedAt); err != nil {
+				return fmt.Errorf("scorer: the processors have not concluded snapshot %s: %w", sn.ID, err)
+			}
+		}
 		presentOnly := sn.Mode == schema.ModeFull && !sn.Partial
-		s.waitSources(ctx, sn.ObservedAt)
 		if _, err := s.PublishAt(ctx, sn.ObservedAt, presentOnly); err != nil {
 			return err
 		}
 	}
 	return nil
+}
+
+// waitStored waits until the history sink has stored every record of the
+// snapshot, so the latest view holds them.
+func (s *Stage) waitStored(ctx context.Context, id string) error {
+	wait := s.SnapshotWait
+	if wait <= 0 {
+		wait = 2 * time.Minute
+	}
+	deadline := time.Now().Add(wait)
+	for {
+		ok, err := s.Store.SnapshotLoaded(ctx, id)
+		if err != nil {
+			return fmt.Errorf("scorer: is snapshot %s stored: %w", id, err)
+		}
+		if ok {
+			return nil
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("scorer: snapshot %s not stored after %s", id, wait)
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(100 * time.Millisecond):
+		}
+	}
 }
 
 // Metrics count what the stage published.
@@ -130,9 +221,9 @@ type Metrics struct {
 // NewMetrics registers the stage's metrics on reg (nil: unregistered).
 func NewMetrics(reg prometheus.Registerer) *Metrics {
 	m := &Metrics{
-		Publications: prometheus.NewCounter(prometheus.CounterOpts{Name: "forum_scorer_publications_total", Help: "Publications computed, sealed and stored."}),
+		Publications: prometheus.NewCounter(prometheus.CounterOpts{Name: "forum_scorer_publications_total", Help: "Publications computed, sealed and published."}),
 		Records:      prometheus.NewGauge(prometheus.GaugeOpts{Name: "forum_scorer_records", Help: "Records in the last publication."}),
-		Seconds:      prometheus.NewHistogram(prometheus.HistogramOpts{Name: "forum_scorer_publication_seconds", Help: "Time to compute, seal and store one publication.", Buckets: prometheus.ExponentialBuckets(0.1, 2, 12)}),
+		Seconds:      prometheus.NewHistogram(prometheus.HistogramOpts{Name: "forum_scorer_publication_seconds", Help: "Time to compute, seal and publish one publication.", Buckets: prometheus.ExponentialBuckets(0.1, 2, 12)}),
 		Failures:     prometheus.NewCounter(prometheus.CounterOpts{Name: "forum_scorer_failures_total", Help: "Publications that failed (retried)."}),
 	}
 	if reg != nil {
@@ -141,77 +232,17 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 	return m
 }
 
-// Watermarked is implemented by sources whose state advances with event
-// time (the drift and owner-burst processors).
-type Watermarked interface {
-	Watermark() time.Time
-}
-
-// waitSources gives event-time sources up to SourceWait to reach t, so a
-// replay scores each snapshot with its own drift events. A source whose
-// watermark only moves with events may never reach t (a snapshot without
-// changes): after the wait the publication goes ahead, and says nothing
-// false — trust ignores events after t anyway.
-func (s *Stage) waitSources(ctx context.Context, t time.Time) {
-	wait := s.SourceWait
-	if wait <= 0 {
-		wait = 10 * time.Second
-	}
-	deadline := time.Now().Add(wait)
-	for _, src := range []any{s.Sources.Drift, s.Sources.Burst} {
-		wm, ok := src.(Watermarked)
-		if !ok {
-			continue
-		}
-		for wm.Watermark().Before(t) && time.Now().Before(deadline) {
-			select {
-			case <-ctx.Done():
-				return
-			case <-time.After(100 * time.Millisecond):
-			}
-		}
-	}
-}
-
-// waitStored waits until the history sink has stored the snapshot, so the
-// latest view holds its entries.
-func (s *Stage) waitStored(ctx context.Context, id string) error {
-	wait := s.SnapshotWait
-	if wait <= 0 {
-		wait = 2 * time.Minute
-	}
-	deadline := time.Now().Add(wait)
-	for {
-		snaps, err := s.Store.Snapshots(ctx)
-		if err != nil {
-			return fmt.Errorf("scorer: snapshots: %w", err)
-		}
-		for _, sn := range snaps {
-			if sn.ID == id {
-				return nil
-			}
-		}
-		if time.Now().After(deadline) {
-			return fmt.Errorf("scorer: snapshot %s not stored after %s", id, wait)
-		}
-		select {
-		case <-ctx.Done():
-			return ctx.Err()
-		case <-time.After(200 * time.Millisecond):
-		}
-	}
-}
-
-// PublishAt computes, seals, stores and commits the publication at event
-// time t. A publication that is already stored is not recomputed (its root
-// is re-committed, which is idempotent): at-least-once delivery and
-// restarts never give one id two roots. If a crash left a committed root
-// without a stored publication and the recomputation differs (a source's
-// state moved on), the publication gets the next id, PublicationID(t)+"-2",
-// and so on: the commitment log is append-only and is never contradicted.
+// PublishAt computes, seals, outputs and commits the publication at event
+// time t. If a crash left a committed root under the id and the
+// recomputation differs (a source's state moved on), the publication gets
+// the next id, PublicationID(t)+"-2", and so on: the commitment log is
+// append-only and is never contradicted.
 func (s *Stage) PublishAt(ctx context.Context, t time.Time, presentOnly bool) (*store.Publication, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	if err := s.loadCheckpoint(); err != nil {
+		return nil, err
+	}
 	t = store.Millis(t)
 	base := PublicationID(t)
 	for attempt := 1; attempt <= maxAttempts; attempt++ {
@@ -232,35 +263,28 @@ func (s *Stage) PublishAt(ctx context.Context, t time.Time, presentOnly bool) (*
 const maxAttempts = 5
 
 func (s *Stage) publishAs(ctx context.Context, id string, t time.Time, presentOnly bool) (*store.Publication, error) {
-	if p, err := s.Store.GetPublication(ctx, id); err == nil {
-		if s.Committer != nil {
-			if err := s.Committer.Commit(ctx, publish.Commitment{PublicationID: p.ID, Root: p.MerkleRoot, MethodVersion: p.MethodVersion, Time: p.ComputedAt}); err != nil {
-				return nil, fmt.Errorf("scorer: re-commit %s: %w", id, err)
-			}
-		}
-		return &p, nil
-	} else if !errors.Is(err, store.ErrNotFound) {
-		return nil, fmt.Errorf("scorer: publication %s: %w", id, err)
-	}
 	start := time.Now()
 	inputs, err := Load(ctx, s.Store, LoadOptions{AsOf: t, PresentOnly: presentOnly})
 	if err != nil {
 		return nil, err
 	}
-	prev, err := s.previous(ctx, t)
+	prev, err := s.previous(ctx, id, t)
 	if err != nil {
 		return nil, err
 	}
-	meta := Meta{PublicationID: id, ComputedAt: t}
+	meta := Meta{PublicationID: id, ComputedAt: t, Weights: s.Method.Weights}
 	recs := Compute(inputs, s.Sources, meta, prev)
 	sealed, err := Seal(recs, meta, s.Key)
 	if err != nil {
 		return nil, err
 	}
-	if err := Store(ctx, s.Store, s.Committer, sealed); err != nil {
+	if err := Publish(ctx, s.Out, s.Committer, sealed); err != nil {
 		if s.Metrics != nil {
 			s.Metrics.Failures.Inc()
 		}
+		return nil, err
+	}
+	if err := s.remember(id, t, recs, prev); err != nil {
 		return nil, err
 	}
 	if s.Metrics != nil {
@@ -273,32 +297,69 @@ func (s *Stage) publishAs(ctx context.Context, id string, t time.Time, presentOn
 	return &sealed.Row, nil
 }
 
-// previous returns, per server, the band the newest publication before t
-// serves (a held record serves its previous band).
-func (s *Stage) previous(ctx context.Context, t time.Time) (map[string]Previous, error) {
-	pubs, err := s.Store.Publications(ctx, 50)
-	if err != nil {
-		return nil, fmt.Errorf("scorer: publications: %w", err)
+// previous returns, per server, the band the last publication serves at t:
+// its own band, or — while its review hold is on at t and not approved by
+// then — the band it holds back. Publication id handled again (a crash
+// between its output and its commit) is recomputed against what it was
+// computed against the first time.
+func (s *Stage) previous(ctx context.Context, id string, t time.Time) (map[string]Previous, error) {
+	if s.ck.LastID == id && s.ck.Before != nil {
+		return s.ck.Before, nil
 	}
-	var last *store.Publication
-	for i := range pubs {
-		if pubs[i].ComputedAt.Before(t) {
-			last = &pubs[i]
-			break
-		}
-	}
-	if last == nil {
+	if s.ck.LastID == "" || !s.ck.LastAt.Before(t) {
 		return nil, nil
 	}
-	recs, err := s.Store.PublicationRecords(ctx, last.ID)
-	if err != nil {
-		return nil, fmt.Errorf("scorer: records of %s: %w", last.ID, err)
+	out := make(map[string]Previous, len(s.ck.Served))
+	for server, sv := range s.ck.Served {
+		p := Previous{Band: sv.Band, PublicationID: s.ck.LastID}
+		if h := sv.Hold; h != nil && h.Until.After(t) {
+			ok := false
+			if s.Reviews != nil {
+				var err error
+				if ok, err = Approved(ctx, s.Reviews, server, s.ck.LastID, t); err != nil {
+					return nil, err
+				}
+			}
+			if !ok {
+				p = Previous{Band: h.PreviousBand, PublicationID: h.PreviousPublicationID}
+			}
+		}
+		out[server] = p
 	}
-	var approved func(server string) (bool, error)
-	if s.Reviews != nil {
-		approved = func(server string) (bool, error) { return Approved(ctx, s.Reviews, server, last.ID, t) }
+	return out, nil
+}
+
+// remember keeps what publication id serves, and checkpoints it.
+func (s *Stage) remember(id string, t time.Time, recs []Record, prev map[string]Previous) error {
+	served := make(map[string]Served, len(recs))
+	for i := range recs {
+		served[recs[i].Server] = Served{Band: recs[i].Band, Hold: recs[i].ReviewPending}
 	}
-	return PreviousBandsWith(recs, last.ID, t, approved)
+	if prev == nil {
+		prev = map[string]Previous{}
+	}
+	s.ck = scorerCheckpoint{Version: 1, LastID: id, LastAt: t, Served: served, Before: prev}
+	if s.Path == "" {
+		return nil
+	}
+	if err := ckpt.Save(s.Path, s.ck); err != nil {
+		return fmt.Errorf("scorer checkpoint: %w", err)
+	}
+	return nil
+}
+
+func (s *Stage) loadCheckpoint() error {
+	if s.loaded {
+		return nil
+	}
+	s.loaded = true
+	if s.Path == "" {
+		return nil
+	}
+	if _, err := ckpt.Load(s.Path, &s.ck); err != nil && !errors.Is(err, os.ErrNotExist) {
+		return fmt.Errorf("scorer checkpoint: %w", err)
+	}
+	return nil
 }
 
 // ReviewLookup reads admin approvals of review holds (the read half of
@@ -321,37 +382,82 @@ func Approved(ctx context.Context, r ReviewLookup, server, pubID string, t time.
 	return !a.ApprovedAt.After(t), nil
 }
 
-// PreviousBands reads the served band of each record: its band, or its
-// review_pending.previous_band while the hold is still on at t.
-func PreviousBands(recs []store.TrustRecord, pubID string, t time.Time) map[string]Previous {
-	out, _ := PreviousBandsWith(recs, pubID, t, nil)
-	return out
+// BusOutput writes a publication on the bus: its records on trust.records
+// (keyed by server), its header on trust.publications.
+type BusOutput struct {
+	RecordsOut *stage.Emitter
+	HeadersOut *stage.Emitter
 }
 
-// PreviousBandsWith is PreviousBands where a hold still on at t is over when
-// approved(server) says its record was approved (SPEC §4 Popular-server
-// review): the served band is then the record's own. approved is asked only
-// about records under a running hold; nil approves nothing.
-func PreviousBandsWith(recs []store.TrustRecord, pubID string, t time.Time, approved func(server string) (bool, error)) (map[string]Previous, error) {
-	out := make(map[string]Previous, len(recs))
-	for _, r := range recs {
-		p := Previous{Band: r.Band, PublicationID: pubID}
-		var held struct {
-			Review *ReviewPending `json:"review_pending"`
-		}
-		if json.Unmarshal([]byte(r.Record), &held) == nil && held.Review != nil && held.Review.Until.After(t) {
-			ok := false
-			if approved != nil {
-				var err error
-				if ok, err = approved(r.Server); err != nil {
-					return nil, err
-				}
-			}
-			if !ok {
-				p = Previous{Band: held.Review.PreviousBand, PublicationID: held.Review.PreviousPublicationID}
-			}
-		}
-		out[r.Server] = p
+// Records implements Output.
+func (b BusOutput) Records(ctx context.Context, recs []schema.TrustRecordMsg) error {
+	keys := make([]string, len(recs))
+	for i := range recs {
+		keys[i] = recs[i].Server
 	}
-	return out, nil
+	return stage.EmitJSON(ctx, b.RecordsOut, keys, recs)
+}
+
+// Header implements Output.
+func (b BusOutput) Header(ctx context.Context, p schema.PublicationMsg) error {
+	return stage.EmitJSON(ctx, b.HeadersOut, []string{p.ID}, []schema.PublicationMsg{p})
+}
+
+// StoreOutput writes a publication straight into the store: the records,
+// then the header.
+type StoreOutput struct{ W Writer }
+
+// Records implements Output.
+func (o StoreOutput) Records(ctx context.Context, recs []schema.TrustRecordMsg) error {
+	rows := make([]store.TrustRecord, len(recs))
+	for i := range recs {
+		r := &recs[i]
+		rows[i] = store.TrustRecord{Server: r.Server, PublicationID: r.PublicationID, ComputedAt: r.ComputedAt, Score: r.Score, Band: r.Band,
+			ToolfinderScore: r.ToolfinderScore, ContentSHA256: r.ContentSHA256, LeafHash: r.LeafHash, Record: r.Record}
+	}
+	for i := 0; i < len(rows); i += 2000 {
+		if err := o.W.InsertTrustRecords(ctx, rows[i:min(i+2000, len(rows))]); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// Header implements Output.
+func (o StoreOutput) Header(ctx context.Context, p schema.PublicationMsg) error {
+	return o.W.InsertPublication(ctx, store.Publication{ID: p.ID, MethodVersion: p.MethodVersion, WeightsSHA256: p.WeightsSHA256,
+		RecordCount: p.RecordCount, MerkleRoot: p.MerkleRoot, Signature: p.Signature, KeyID: p.KeyID, ComputedAt: p.ComputedAt})
+}
+
+// Publish outputs a sealed publication: the records, then the commitment of
+// its root, then the header. The header comes last so a reader never sees
+// half a publication, and after the commitment so a visible publication is
+// always committed. If the root differs from a root already committed under
+// the id, Commit fails with publish.ErrAlreadyCommits and the caller
+// publishes under a new id (Stage.PublishAt) rather than contradict the log.
+func Publish(ctx context.Context, out Output, c publish.Committer, s *Sealed) error {
+	msgs := make([]schema.TrustRecordMsg, len(s.Records))
+	for i, r := range s.Records {
+		msgs[i] = schema.TrustRecordMsg{Server: r.Server, PublicationID: r.PublicationID, ComputedAt: r.ComputedAt, Score: r.Score, Band: r.Band,
+			ToolfinderScore: r.ToolfinderScore, ContentSHA256: r.ContentSHA256, LeafHash: hex.EncodeToString(s.Pub.Leaves[i]), Record: r.Record}
+	}
+	if out != nil {
+		if err := out.Records(ctx, msgs); err != nil {
+			return fmt.Errorf("scorer: records of %s: %w", s.Row.ID, err)
+		}
+	}
+	if c != nil {
+		if err := c.Commit(ctx, publish.Commitment{PublicationID: s.Row.ID, Root: s.Row.MerkleRoot,
+			MethodVersion: s.Row.MethodVersion, Time: s.Row.ComputedAt}); err != nil {
+			return fmt.Errorf("scorer: commit root of %s: %w", s.Row.ID, err)
+		}
+	}
+	if out != nil {
+		h := schema.PublicationMsg{ID: s.Row.ID, MethodVersion: s.Row.MethodVersion, WeightsSHA256: s.Row.WeightsSHA256, RecordCount: s.Row.RecordCount,
+			MerkleRoot: s.Row.MerkleRoot, Signature: s.Row.Signature, KeyID: s.Row.KeyID, ComputedAt: s.Row.ComputedAt}
+		if err := out.Header(ctx, h); err != nil {
+			return fmt.Errorf("scorer: publication %s: %w", s.Row.ID, err)
+		}
+	}
+	return nil
 }

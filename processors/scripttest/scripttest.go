@@ -153,10 +153,10 @@ type Runner struct {
 	incRecords map[string]incidents.Record
 }
 
-// NewRunner returns empty states with the current method weights; the
+// NewRunner returns empty states with the embedded method's weights; the
 // incident feed counts as loaded.
 func NewRunner() *Runner {
-	w := method.Current()
+	w := method.Embedded().Weights
 	r := &Runner{W: w, Drift: drift.NewStateWith(w), Incidents: incidents.NewState(), Bursts: ownerburst.NewStateWith(w), incRecords: map[string]incidents.Record{}}
 	r.Incidents.MarkLoaded()
 	return r

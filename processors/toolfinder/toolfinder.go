@@ -85,14 +85,14 @@ const (
 	OutcomeNotChecked      = "not_checked"
 )
 
-// Evidence is a pointer to a stored observation (same shape as the trust
-// record's evidence, SPEC §5).
-type Evidence struct {
-	Kind       string    `json:"kind"` // health_check|registry_event|github_repo
-	ID         string    `json:"id"`
-	ObservedAt time.Time `json:"observed_at"`
-	URI        string    `json:"uri,omitempty"`
-}
+// The record parts are wire types (schema/record.go): they are sealed in
+// the published record.
+type (
+	Evidence  = schema.Evidence
+	Finding   = schema.ToolfinderFinding
+	Component = schema.ToolfinderComponent
+	Penalty   = schema.ToolfinderPenalty
+)
 
 // Input is everything the Toolfinder scorer reads for one server.
 type Input struct {
@@ -172,16 +172,6 @@ type GitHub struct {
 	Observation *Evidence
 }
 
-// Finding is one check's outcome inside a component.
-type Finding struct {
-	Probe    string             `json:"probe"`
-	Outcome  string             `json:"outcome"` // positive|negative|neutral|not_applicable
-	Message  string             `json:"message"`
-	Points   float64            `json:"points"`
-	Values   map[string]float64 `json:"values,omitempty"`
-	Evidence []Evidence         `json:"evidence,omitempty"`
-}
-
 // Finding outcomes.
 const (
 	Positive      = "positive"
@@ -189,21 +179,6 @@ const (
 	Neutral       = "neutral"
 	NotApplicable = "not_applicable"
 )
-
-// Component is one of the seven score components.
-type Component struct {
-	Name     string    `json:"name"`
-	Max      float64   `json:"max"`
-	Score    float64   `json:"score"`
-	Findings []Finding `json:"findings"`
-}
-
-// Penalty is one anti-junk flag and what it subtracted.
-type Penalty struct {
-	Flag   string `json:"flag"`
-	Points int    `json:"points"`
-	Reason string `json:"reason"`
-}
 
 // Result is the Toolfinder block of a record.
 type Result struct {

@@ -15,7 +15,7 @@ import (
 // cached between publications). A busy server: 40 drift events over 180 days
 // (versions, descriptions, endpoints, titles) and 4 incidents.
 func BenchmarkDecay(b *testing.B) {
-	w := method.Current()
+	w := method.Embedded().Weights
 	now := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 	kinds := []string{schema.KindVersionAdded, schema.KindDescriptionChanged, schema.KindEndpointsChanged, schema.KindTitleChanged}
 	var evs []schema.DriftEvent

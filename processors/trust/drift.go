@@ -263,3 +263,7 @@ func multiChanges(w *method.Weights, evs []schema.DriftEvent) []multiChange {
 	}
 	return out
 }
+
+// DriftScore is the drift sub-score of one server at now (SPEC §4 Drift),
+// for processors that publish it beside their state.
+func DriftScore(w *method.Weights, in DriftInput, now time.Time) SubScore { return drift(w, in, now) }

@@ -118,3 +118,10 @@ func incidents(w *method.Weights, in IncidentsInput, now time.Time) (SubScore, *
 	sub.Value = ptr(round2(math.Max(0, wi.Baseline-total)))
 	return sub, fSig
 }
+
+// IncidentsScore is the incidents sub-score of one server at now (SPEC §4
+// Incidents), for the processor that publishes it beside its state.
+func IncidentsScore(w *method.Weights, in IncidentsInput, now time.Time) SubScore {
+	s, _ := incidents(w, in, now)
+	return s
+}

@@ -44,7 +44,7 @@ func TestNamespaceOwnerMismatch(t *testing.T) {
 }
 
 func TestRegistryFacts(t *testing.T) {
-	w := method.Current()
+	w := method.Embedded().Weights
 	day := time.Date(2026, 10, 20, 3, 0, 0, 0, time.UTC)
 	ls := []Listing{
 		// owner cluster: three same-day listings on repos of one owner
@@ -83,7 +83,7 @@ func TestRegistryFacts(t *testing.T) {
 }
 
 func TestOwnerBurst(t *testing.T) {
-	w := method.Current()
+	w := method.Embedded().Weights
 	times := func(n int, ageH float64) []time.Time {
 		var out []time.Time
 		for i := 0; i < n; i++ {

@@ -140,11 +140,6 @@ type Result struct {
 	DriftObservedSince *time.Time   `json:"drift_observed_since"`
 }
 
-// Compute scores one server with the current method weights.
-func Compute(in Input, now time.Time) Result {
-	return ComputeWith(method.Current(), in, now)
-}
-
 // ComputeWith scores one server with the given weights (tests, re-derivation
 // of historical records with an older weights file).
 func ComputeWith(w *method.Weights, in Input, now time.Time) Result {
@@ -157,7 +152,7 @@ func ComputeWith(w *method.Weights, in Input, now time.Time) Result {
 		Server:        in.Server,
 		Namespace:     ns,
 		MethodVersion: w.MethodVersion,
-		WeightsSHA256: method.WeightsSHA256(),
+		WeightsSHA256: w.SHA256(),
 	}
 	var provFacts provFacts
 	r.Provenance, provFacts = provenance(w, in.Provenance, now)

@@ -44,7 +44,7 @@ func val(t *testing.T, s SubScore) float64 {
 func near(a, b float64) bool { return math.Abs(a-b) < 0.005 }
 
 func TestBaseRateFactor(t *testing.T) {
-	w := method.Current()
+	w := method.Embedded().Weights
 	for _, c := range []struct{ p, want float64 }{
 		{0.01, 1.0}, {0.001, 1.5}, {0.0001, 1.5}, {0.36, 0.25}, {0.027, 0.784318}, {0.11, 0.479304}, {1, 0.25},
 	} {
@@ -333,7 +333,7 @@ func TestDriftUnknownAndBulkEdit(t *testing.T) {
 }
 
 func TestBulkEdits(t *testing.T) {
-	w := method.Current()
+	w := method.Embedded().Weights
 	var evs []schema.DriftEvent
 	for i := 0; i < 12; i++ {
 		evs = append(evs, schema.DriftEvent{Server: "com.pipe/s" + itoa(i), Kind: schema.KindDescriptionChanged, ObservedAt: ago(2).Add(time.Duration(i) * time.Hour)})
@@ -417,7 +417,7 @@ func countPast(items []Incident) int {
 }
 
 func TestAggregate(t *testing.T) {
-	w := method.Current()
+	w := method.Embedded().Weights
 	p := func(f float64) *float64 { return &f }
 	cases := []struct {
 		name                string
@@ -573,7 +573,7 @@ func TestVisibility(t *testing.T) {
 
 func TestRecordFields(t *testing.T) {
 	r := Compute(clean(), now)
-	if r.MethodVersion != method.Version || r.WeightsSHA256 != method.WeightsSHA256() || r.Namespace != "io.github.alice" {
+	if r.MethodVersion != method.Embedded().Version() || r.WeightsSHA256 != method.Embedded().SHA256 || r.Namespace != "io.github.alice" {
 		t.Fatalf("record header %+v", r)
 	}
 	// 0.35·100 + 0.30·85 (clean static baseline) + 0.25·100 + 0.10·100
@@ -583,7 +583,7 @@ func TestRecordFields(t *testing.T) {
 }
 
 func TestReviewHold(t *testing.T) {
-	w := method.Current()
+	w := method.Embedded().Weights
 	cases := []struct {
 		prev, next string
 		stars      int

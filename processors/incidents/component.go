@@ -1,0 +1,45 @@
+package incidents
+
+import (
+	"context"
+	"path/filepath"
+
+	"github.com/forum-mcp/forum/bus"
+	"github.com/forum-mcp/forum/bus/stage"
+	"github.com/forum-mcp/forum/internal/component"
+	"github.com/forum-mcp/forum/processors/method"
+	"github.com/forum-mcp/forum/schema"
+)
+
+// CheckpointFile is the stage's checkpoint under the data dir.
+const CheckpointFile = "incidents-state.json"
+
+func init() {
+	component.Register(component.Spec{
+		Name: Name, Role: component.RoleProcess, Group: Group, In: Topics, Out: []string{schema.TopicIncidentState},
+		Doc: "curated incidents -> per-server incident state and sub-score",
+		New: func(_ context.Context, d *component.Deps) (component.Runner, error) {
+			m, err := method.Load(d.Settings.MethodWeights)
+			if err != nil {
+				return nil, err
+			}
+			w := bus.NewWriter(d.Brokers, d.Log)
+			out := &stage.Emitter{Stage: Name, Topic: schema.TopicIncidentState, Brokers: d.Brokers, W: w, Metrics: d.Stage}
+			s, err := NewStage(m.Weights, d.Brokers, filepath.Join(d.DataDir, CheckpointFile), out, d.Log)
+			if err != nil {
+				w.Close()
+				return nil, err
+			}
+			st, err := stage.New(s.Config(d.Stage))
+			if err != nil {
+				w.Close()
+				return nil, err
+			}
+			return component.RunFunc(func(ctx context.Context) error {
+				defer w.Close()
+				go s.WatchLoaded(ctx)
+				return st.Run(ctx)
+			}), nil
+		},
+	})
+}
