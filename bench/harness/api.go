@@ -84,7 +84,7 @@ func apiBench(ctx context.Context, c Config, oldP, _ string) (Section, error) {
 	if err != nil {
 		return sec, err
 	}
-	if err := scorer.Store(ctx, st, nil, sealed); err != nil {
+	if err := scorer.Publish(ctx, scorer.StoreOutput{W: st}, nil, sealed); err != nil {
 		return sec, err
 	}
 	trustNames := make([]string, 0, len(sealed.Records))

@@ -24,8 +24,10 @@ import (
 
 	benchhist "github.com/forum-mcp/forum/bench/history"
 	"github.com/forum-mcp/forum/bus"
+	"github.com/forum-mcp/forum/bus/stage"
 	"github.com/forum-mcp/forum/processors/drift"
 	"github.com/forum-mcp/forum/processors/history"
+	"github.com/forum-mcp/forum/processors/method"
 	"github.com/forum-mcp/forum/processors/ownerburst"
 	"github.com/forum-mcp/forum/processors/provenance"
 	"github.com/forum-mcp/forum/schema"
@@ -294,8 +296,9 @@ func produce(ctx context.Context, brokers []string, path, prefix string, from, t
 
 func topicSpecs(prefix string) []bus.TopicSpec {
 	var out []bus.TopicSpec
-	for t, p := range benchhist.Topics(3) {
-		out = append(out, bus.TopicSpec{Name: prefix + t, Partitions: p})
+	for _, t := range bus.TopicSpecs(3) {
+		t.Name = prefix + t.Name
+		out = append(out, t)
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
 	return out
@@ -481,16 +484,49 @@ func runStages(ctx context.Context, brokers []string, dir, path string, st bench
 	mk := newMarks(st)
 	tw := &timedWriter{Writer: w, mk: mk}
 	log := zap.NewNop()
-	sink := &history.Sink{W: tw, Log: log, Metrics: history.NewMetrics(nil)}
-	ds, err := drift.NewStage(brokers, filepath.Join(dir, "drift-state.json"), log)
+	m := method.Embedded()
+	out := bus.NewWriter(brokers, log)
+	defer out.Close()
+	emit := func(stg, topic string) *stage.Emitter {
+		return &stage.Emitter{Stage: stg, Topic: topic, Brokers: brokers, W: out}
+	}
+	// The components of `forum process` that the history feeds: the
+	// history sink, the drift, owner-burst and provenance processors
+	// (publishing their conclusions) and the results sink storing them.
+	sink, err := stage.New((&history.Sink{W: tw, Weights: m.Weights, Log: log}).Config(brokers, nil))
 	if err != nil {
 		return err
 	}
-	bs, err := ownerburst.NewStage(brokers, filepath.Join(dir, "ownerburst-state.json"), log)
+	ds, err := drift.NewStage(m.Weights, filepath.Join(dir, drift.CheckpointFile), emit(drift.Name, schema.TopicDriftState), log)
 	if err != nil {
 		return err
 	}
-	ps, err := provenance.NewStage(brokers, filepath.Join(dir, "provenance-state.json"), log)
+	dst, err := stage.New(ds.Config(brokers, nil))
+	if err != nil {
+		return err
+	}
+	bs, err := ownerburst.NewStage(m.Weights, filepath.Join(dir, ownerburst.CheckpointFile), emit(ownerburst.Name, schema.TopicOwnerBursts), log)
+	if err != nil {
+		return err
+	}
+	bst, err := stage.New(bs.Config(brokers, nil))
+	if err != nil {
+		return err
+	}
+	var listings provenance.ListingSource
+	if ls, ok := w.(interface {
+		ListServers(ctx context.Context, q store.ListQuery) ([]store.ServerRow, error)
+		FirstListed(ctx context.Context) (map[string]time.Time, error)
+		SnapshotLoaded(ctx context.Context, snapshotID string) (bool, error)
+	}); ok {
+		listings = provenance.StoreListings{S: ls}
+	}
+	ps, err := provenance.NewStage(m.Weights, filepath.Join(dir, provenance.CheckpointFile), listings,
+		emit(provenance.Name, schema.TopicProvenanceSignals), emit(provenance.Name, schema.TopicProvenanceRates), log)
+	if err != nil {
+		return err
+	}
+	pst, err := stage.New(ps.Config(brokers, nil))
 	if err != nil {
 		return err
 	}
@@ -498,17 +534,18 @@ func runStages(ctx context.Context, brokers []string, dir, path string, st bench
 		group  string
 		topics []string
 	}{{history.Group, history.Topics}, {drift.Group, drift.Topics}, {ownerburst.Group, ownerburst.Topics}, {provenance.Group, provenance.Topics}}
-	runs := []func(context.Context) error{func(ctx context.Context) error { return sink.Run(ctx, brokers) }, ds.Run, bs.Run, ps.Run}
-	// The provenance sink (provenance.obs into the store), as `forum run`
-	// starts it when the store keeps provenance rows.
-	if pw, ok := w.(history.ProvenanceWriter); ok {
-		psink := &history.ProvenanceSink{W: pw, Log: log, Metrics: history.NewProvenanceMetrics(nil)}
-		runs = append(runs, func(ctx context.Context) error { return psink.Run(ctx, brokers) })
+	runs := []func(context.Context) error{sink.Run, dst.Run, bst.Run, func(ctx context.Context) error { return ps.Run(ctx, pst) }}
+	if rw, ok := w.(history.ResultsWriter); ok {
+		res, err := stage.New((&history.ResultsSink{W: rw, Log: log}).Config(brokers, nil))
+		if err != nil {
+			return err
+		}
+		runs = append(runs, res.Run)
 		groups = append(groups, struct {
 			group  string
 			topics []string
-		}{history.ProvenanceGroup, history.ProvenanceTopics})
-		a.stages = append(a.stages, "provenance sink")
+		}{history.ResultsGroup, history.ResultsTopics})
+		a.stages = append(a.stages, "results sink")
 	}
 	cctx, cancel := context.WithCancel(ctx)
 	defer cancel()
@@ -645,7 +682,10 @@ func runSinkOnly(ctx context.Context, path string, st benchhist.Stats) (pipeArm,
 		return a, err
 	}
 	tw := &timedWriter{Writer: s, mk: newMarks(st)}
-	sink := &history.Sink{W: tw, Log: zap.NewNop()}
+	sink, err := stage.New((&history.Sink{W: tw, Weights: method.Embedded().Weights, Log: zap.NewNop()}).Config(nil, nil))
+	if err != nil {
+		return a, err
+	}
 	r, err := benchhist.Open(path)
 	if err != nil {
 		return a, err

@@ -49,7 +49,7 @@ func TestAdopt(t *testing.T) {
 		t.Fatalf("adoption: %+v", a)
 	}
 	dir := t.TempDir()
-	paths, err := provenance.WriteAdoption(dir, a)
+	paths, err := provenance.WriteAdoption(dir, a, method.Embedded())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -61,7 +61,7 @@ func TestAdopt(t *testing.T) {
 	if err := json.Unmarshal(b, &rows); err != nil {
 		t.Fatal(err)
 	}
-	old, _ := method.Changelog()
+	old := method.Embedded().Changelog
 	if len(rows) != len(old)+1 || rows[len(rows)-1].Version != "0.1.0-draft5-cal1" {
 		t.Fatalf("changelog rows %d", len(rows))
 	}
@@ -69,7 +69,7 @@ func TestAdopt(t *testing.T) {
 	if !strings.Contains(string(md), "| 0.1.0-draft5-cal1 | 2026-12-01 |") {
 		t.Fatalf("CHANGELOG.md: %s", md)
 	}
-	if _, err := provenance.WriteAdoption(dir, a); !errors.Is(err, provenance.ErrCalibration) {
+	if _, err := provenance.WriteAdoption(dir, a, method.Embedded()); !errors.Is(err, provenance.ErrCalibration) {
 		t.Fatalf("rewrite of a version: %v", err)
 	}
 	// Same version, or nothing to adopt: refused.

@@ -24,7 +24,7 @@ func init() {
 		Out: []string{schema.TopicProvenanceSignals, schema.TopicProvenanceRates},
 		Doc: "GitHub observations + listings -> per-server provenance signals, live base rates, coverage gate",
 		New: func(_ context.Context, d *component.Deps) (component.Runner, error) {
-			ls, ok := d.Store.(storeReader)
+			ls, ok := d.Store.(StoreReader)
 			if !ok {
 				return nil, fmt.Errorf("the store %T cannot list the registry for the provenance processor", d.Store)
 			}
@@ -53,14 +53,15 @@ func init() {
 	})
 }
 
-type storeReader interface {
+// StoreReader is what StoreListings reads of the store.
+type StoreReader interface {
 	ListServers(ctx context.Context, q store.ListQuery) ([]store.ServerRow, error)
 	FirstListed(ctx context.Context) (map[string]time.Time, error)
 	SnapshotLoaded(ctx context.Context, snapshotID string) (bool, error)
 }
 
 // StoreListings reads the listings from the store's latest view.
-type StoreListings struct{ S storeReader }
+type StoreListings struct{ S StoreReader }
 
 // SnapshotLoaded implements ListingSource.
 func (l StoreListings) SnapshotLoaded(ctx context.Context, id string) (bool, error) {

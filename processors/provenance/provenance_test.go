@@ -339,7 +339,12 @@ func TestApplyIdempotentAndCheckpoint(t *testing.T) {
 		t.Fatal("Apply not idempotent")
 	}
 	path := t.TempDir() + "/provenance-state.json"
-	if err := st.Save(path); err != nil {
+	stg, err := provenance.NewStage(method.Embedded().Weights, path, nil, nil, nil, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	stg.State().Apply(o)
+	if err := stg.Checkpoint(context.Background()); err != nil {
 		t.Fatal(err)
 	}
 	st2, err := provenance.Load(path)

@@ -12,17 +12,26 @@ import (
 	"go.uber.org/zap/zaptest"
 
 	"github.com/forum-mcp/forum/bus"
+	"github.com/forum-mcp/forum/bus/stage"
 	"github.com/forum-mcp/forum/ingest/github"
+	"github.com/forum-mcp/forum/processors/method"
 	"github.com/forum-mcp/forum/processors/provenance"
 	"github.com/forum-mcp/forum/schema"
 )
 
-// Handle applies valid observations, skips bad ones, checkpoints before
-// returning (so offsets are committed only after the state is on disk), and
-// a redelivered batch changes nothing.
+// The stage applies valid observations, dead-letters bad ones, checkpoints
+// (so offsets are committed only after the state is on disk), and a
+// redelivered batch changes nothing.
 func TestStageHandle(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "provenance-state.json")
-	st, err := provenance.NewStage(nil, path, nil)
+	ps, err := provenance.NewStage(method.Embedded().Weights, path, nil, nil, nil, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var dead []kafka.Message
+	cfg := ps.Config(nil, nil)
+	cfg.DLQ = writerFunc(func(_ context.Context, ms ...kafka.Message) error { dead = append(dead, ms...); return nil })
+	st, err := stage.New(cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -34,10 +43,19 @@ func TestStageHandle(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
+	if len(dead) != 4 {
+		t.Fatalf("%d dead letters, want 2 per delivery", len(dead))
+	}
 	re, err := provenance.Load(path)
 	if err != nil || re.Len() != 1 {
 		t.Fatalf("checkpoint: %v, %d observations", err, re.Len())
 	}
+}
+
+type writerFunc func(ctx context.Context, msgs ...kafka.Message) error
+
+func (f writerFunc) WriteMessages(ctx context.Context, msgs ...kafka.Message) error {
+	return f(ctx, msgs...)
 }
 
 // Over the embedded bus: each kind of bad observation lands on the dlq
@@ -88,26 +106,29 @@ func TestStageDeadLetters(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	st, err := provenance.NewStage(b.Addrs(), filepath.Join(dir, "provenance-state.json"), log)
+	ps, err := provenance.NewStage(method.Embedded().Weights, filepath.Join(dir, "provenance-state.json"), nil, nil, nil, log)
 	if err != nil {
 		t.Fatal(err)
 	}
 	reg := prometheus.NewRegistry()
-	st.Metrics = provenance.NewMetrics(reg)
+	st, err := stage.New(ps.Config(b.Addrs(), stage.NewMetrics(reg)))
+	if err != nil {
+		t.Fatal(err)
+	}
 	rctx, stop := context.WithCancel(ctx)
 	done := make(chan error, 1)
-	go func() { done <- st.Run(rctx) }()
-	for st.State.Len() == 0 && ctx.Err() == nil {
+	go func() { done <- ps.Run(rctx, st) }()
+	for ps.State().Len() == 0 && ctx.Err() == nil {
 		time.Sleep(50 * time.Millisecond)
 	}
 	stop()
 	if err := <-done; err != nil {
 		t.Fatal(err)
 	}
-	if o, ok := st.State.Observation("https://github.com/o/good"); !ok || !o.OwnerCreatedAt.Equal(good.OwnerCreatedAt) {
+	if o, ok := ps.State().Observation("https://github.com/o/good"); !ok || !o.OwnerCreatedAt.Equal(good.OwnerCreatedAt) {
 		t.Fatalf("the good observation after the bad ones was not applied: %+v %v", o, ok)
 	}
-	if _, ok := st.State.Observation("https://github.com/o/bad"); ok {
+	if _, ok := ps.State().Observation("https://github.com/o/bad"); ok {
 		t.Fatal("a bad observation was applied")
 	}
 
@@ -127,7 +148,7 @@ func TestStageDeadLetters(t *testing.T) {
 	}
 	for i, x := range bad {
 		d := got[i]
-		if d.Stage != provenance.StageName || d.Reason != x.reason || d.Key != "github.com/o/bad" || d.Payload != string(x.value) || d.ID == "" || d.Detail == "" {
+		if d.Stage != provenance.Name || d.Reason != x.reason || d.Key != "github.com/o/bad" || d.Payload != string(x.value) || d.ID == "" || d.Detail == "" {
 			t.Errorf("dead letter %d: %+v, want reason %s", i, d, x.reason)
 		}
 	}
@@ -146,11 +167,11 @@ func TestStageDeadLetters(t *testing.T) {
 		}
 	}
 	for _, x := range bad {
-		if n := counted["forum_provenance_dead_letters_total/"+x.reason]; n != 1 {
+		if n := counted["forum_stage_dead_letters_total/"+x.reason+"/provenance"] + counted["forum_stage_dead_letters_total/provenance/"+x.reason]; n != 1 {
 			t.Errorf("%s dead letters counted %v, want 1", x.reason, n)
 		}
 	}
-	if n := counted["forum_provenance_observations_applied_total"]; n != 1 {
+	if n := counted["forum_stage_messages_total/applied/provenance"] + counted["forum_stage_messages_total/provenance/applied"]; n != 1 {
 		t.Errorf("applied %v, want 1", n)
 	}
 }

@@ -1,6 +1,7 @@
 package scorer
 
 import (
+	"context"
 	"encoding/json"
 	"strings"
 	"testing"
@@ -9,7 +10,6 @@ import (
 	"github.com/forum-mcp/forum/ingest/probe"
 	"github.com/forum-mcp/forum/processors/trust"
 	"github.com/forum-mcp/forum/schema"
-	"github.com/forum-mcp/forum/sql/store"
 )
 
 var tNow = time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC)
@@ -179,12 +179,26 @@ func TestPopularServerReview(t *testing.T) {
 	}
 }
 
+// The last publication serves a held record's previous band while the hold
+// is on, and its own band once the hold has ended.
 func TestPreviousBandsServeTheHeldBand(t *testing.T) {
-	held, _ := json.Marshal(Record{Server: "a/b", Band: "D", ReviewPending: &ReviewPending{PreviousBand: "A", PreviousPublicationID: "p0", Until: tNow.Add(time.Hour)}})
-	expired, _ := json.Marshal(Record{Server: "c/d", Band: "D", ReviewPending: &ReviewPending{PreviousBand: "A", PreviousPublicationID: "p0", Until: tNow.Add(-time.Hour)}})
-	got := PreviousBands([]store.TrustRecord{{Server: "a/b", Band: "D", Record: string(held)}, {Server: "c/d", Band: "D", Record: string(expired)}}, "p1", tNow)
+	st := &Stage{loaded: true}
+	st.ck = scorerCheckpoint{LastID: "p1", LastAt: tNow.Add(-time.Minute), Served: map[string]Served{
+		"a/b": {Band: "D", Hold: &ReviewPending{PreviousBand: "A", PreviousPublicationID: "p0", Until: tNow.Add(time.Hour)}},
+		"c/d": {Band: "D", Hold: &ReviewPending{PreviousBand: "A", PreviousPublicationID: "p0", Until: tNow.Add(-time.Hour)}},
+	}}
+	got, err := st.previous(context.Background(), "p2", tNow)
+	if err != nil {
+		t.Fatal(err)
+	}
 	if got["a/b"] != (Previous{Band: "A", PublicationID: "p0"}) || got["c/d"] != (Previous{Band: "D", PublicationID: "p1"}) {
 		t.Errorf("previous bands: %+v", got)
+	}
+	// The last publication handled again is computed against what it was
+	// computed against, not against itself.
+	st.ck.Before = map[string]Previous{"a/b": {Band: "B", PublicationID: "p0"}}
+	if again, _ := st.previous(context.Background(), "p1", tNow); again["a/b"] != (Previous{Band: "B", PublicationID: "p0"}) {
+		t.Errorf("a redelivered publication: previous %+v", again)
 	}
 }
 

@@ -17,6 +17,7 @@ import (
 	"time"
 	"unsafe"
 
+	"github.com/forum-mcp/forum/processors/method"
 	"github.com/forum-mcp/forum/processors/publish"
 	"github.com/forum-mcp/forum/sql/store"
 )
@@ -39,6 +40,9 @@ type Sealed struct {
 // canonical encoder, jcs as the fallback) and sealed on GOMAXPROCS
 // goroutines; sets each record's ContentSHA256.
 func Seal(recs []Record, meta Meta, key ed25519.PrivateKey) (*Sealed, error) {
+	if meta.Weights == nil {
+		meta.Weights = method.Embedded().Weights
+	}
 	sealed := make([]publish.SealedRecord, len(recs))
 	err := publish.ForEach(len(recs), func(i int) error {
 		buf := canonBufs.Get().(*[]byte)

@@ -2,7 +2,6 @@ package scorer
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"path/filepath"
 	"testing"
@@ -30,33 +29,22 @@ func TestApprovedHoldIsOver(t *testing.T) {
 		t.Fatal(err)
 	}
 	const name = "io.github.big/popular"
-	t0, t1 := tNow.Add(-2*time.Hour), tNow.Add(-time.Hour)
-	old, _ := json.Marshal(Record{Server: name, Band: "A", PublicationID: "p0"})
-	held, _ := json.Marshal(Record{Server: name, Band: "D", PublicationID: "p1",
-		ReviewPending: &ReviewPending{PreviousBand: "A", PreviousPublicationID: "p0", Stars: 5000, Until: t1.Add(24 * time.Hour)}})
-	for _, p := range []struct {
-		id, band string
-		rec      []byte
-		at       time.Time
-	}{{"p0", "A", old, t0}, {"p1", "D", held, t1}} {
-		if err := s.InsertTrustRecords(ctx, []store.TrustRecord{{Server: name, PublicationID: p.id, ComputedAt: p.at, Band: p.band, Record: string(p.rec)}}); err != nil {
-			t.Fatal(err)
-		}
-		if err := s.InsertPublication(ctx, store.Publication{ID: p.id, RecordCount: 1, ComputedAt: p.at}); err != nil {
-			t.Fatal(err)
-		}
-	}
+	t1 := tNow.Add(-time.Hour)
+	// The last publication, p1, holds the server's drop from A to D.
+	last := scorerCheckpoint{LastID: "p1", LastAt: t1, Served: map[string]Served{
+		name: {Band: "D", Hold: &ReviewPending{PreviousBand: "A", PreviousPublicationID: "p0", Stars: 5000, Until: t1.Add(24 * time.Hour)}}}}
 	heldPrev, approvedPrev := Previous{Band: "A", PublicationID: "p0"}, Previous{Band: "D", PublicationID: "p1"}
 	prevAt := func(st *Stage, at time.Time) Previous {
 		t.Helper()
-		prev, err := st.previous(ctx, at)
+		st.ck, st.loaded = last, true
+		prev, err := st.previous(ctx, "p2", at)
 		if err != nil {
 			t.Fatal(err)
 		}
 		return prev[name]
 	}
 
-	without, with := &Stage{Store: s}, &Stage{Store: s, Reviews: s}
+	without, with := &Stage{}, &Stage{Reviews: s}
 	if got := prevAt(without, tNow); got != heldPrev {
 		t.Errorf("no review store: previous %+v, want the held band %+v", got, heldPrev)
 	}
@@ -93,18 +81,37 @@ func TestApprovedHoldIsOver(t *testing.T) {
 	}
 }
 
+// A failing approval lookup fails the publication (it is retried), and
+// only records under a running hold are looked up.
 func TestPreviousBandsWithLookupError(t *testing.T) {
-	held, _ := json.Marshal(Record{Server: "a/b", Band: "D", ReviewPending: &ReviewPending{PreviousBand: "A", PreviousPublicationID: "p0", Until: tNow.Add(time.Hour)}})
-	plain, _ := json.Marshal(Record{Server: "c/d", Band: "B"})
-	recs := []store.TrustRecord{{Server: "a/b", Band: "D", Record: string(held)}, {Server: "c/d", Band: "B", Record: string(plain)}}
-	asked := 0
+	ck := scorerCheckpoint{LastID: "p1", LastAt: tNow.Add(-time.Minute), Served: map[string]Served{
+		"a/b": {Band: "D", Hold: &ReviewPending{PreviousBand: "A", PreviousPublicationID: "p0", Until: tNow.Add(time.Hour)}},
+		"c/d": {Band: "B"},
+	}}
 	boom := errors.New("store down")
-	if _, err := PreviousBandsWith(recs, "p1", tNow, func(string) (bool, error) { asked++; return false, boom }); !errors.Is(err, boom) {
+	st := &Stage{Reviews: lookupFunc(func(string) (bool, error) { return false, boom }), ck: ck, loaded: true}
+	if _, err := st.previous(context.Background(), "p2", tNow); !errors.Is(err, boom) {
 		t.Errorf("a failing lookup must fail the publication: err %v", err)
 	}
-	asked = 0
-	got, err := PreviousBandsWith(recs, "p1", tNow, func(s string) (bool, error) { asked++; return s == "a/b", nil })
+	asked := 0
+	st = &Stage{Reviews: lookupFunc(func(s string) (bool, error) { asked++; return s == "a/b", nil }), ck: ck, loaded: true}
+	got, err := st.previous(context.Background(), "p2", tNow)
 	if err != nil || asked != 1 || got["a/b"] != (Previous{Band: "D", PublicationID: "p1"}) || got["c/d"] != (Previous{Band: "B", PublicationID: "p1"}) {
 		t.Errorf("approved hold: %+v (err %v, asked %d times; only held records are looked up)", got, err, asked)
 	}
+}
+
+// lookupFunc answers approvals: approved(server) true means approved at
+// the start of time.
+type lookupFunc func(server string) (bool, error)
+
+func (f lookupFunc) ReviewApproval(_ context.Context, server, pub string) (store.ReviewApproval, error) {
+	ok, err := f(server)
+	if err != nil {
+		return store.ReviewApproval{}, err
+	}
+	if !ok {
+		return store.ReviewApproval{}, store.ErrNotFound
+	}
+	return store.ReviewApproval{Server: server, PublicationID: pub, ApprovedAt: time.Unix(0, 0)}, nil
 }

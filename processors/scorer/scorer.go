@@ -154,7 +154,7 @@ type Meta struct {
 	PublicationID string
 	ComputedAt    time.Time
 	// Weights are the method the records are scored with (and stamped
-	// with: method_version, weights_sha256). Required.
+	// with: method_version, weights_sha256); nil: the embedded method.
 	Weights *method.Weights
 }
 
@@ -197,6 +197,9 @@ func ParseScanFindingID(id string) (server string, ok bool) { return schema.Pars
 func Compute(inputs []ServerInput, src Sources, meta Meta, prev map[string]Previous) []Record {
 	now := meta.ComputedAt.UTC()
 	w := meta.Weights
+	if w == nil {
+		w = method.Embedded().Weights
+	}
 	// Listed servers by name (stable): the order is sorted as indices, so
 	// 50k inputs are not swapped around as whole structs.
 	var keep []int

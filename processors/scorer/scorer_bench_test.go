@@ -3,9 +3,10 @@ package scorer
 import (
 	"crypto/ed25519"
 	"crypto/sha256"
-	"github.com/forum-mcp/forum/processors/publish"
 	"testing"
 	"time"
+
+	"github.com/forum-mcp/forum/processors/publish"
 )
 
 // BenchmarkCompute scores a 1,000-server generated population (the seed's

@@ -2,7 +2,7 @@ package scorer
 
 import (
 	"context"
-		"sync"
+	"sync"
 	"time"
 
 	"github.com/segmentio/kafka-go"
@@ -48,11 +48,17 @@ func NewTableSources(brokers []string, w *method.Weights, dlq stage.Writer, metr
 				return v, v.Validate()
 			}},
 		Bursts: &stage.Table[schema.OwnerBurstWindow]{Topic: schema.TopicOwnerBursts, Producer: ownerburst.Name, Brokers: brokers, DLQ: dlq, Metrics: metrics, Log: log,
-			Decode: func(m kafka.Message) (schema.OwnerBurstWindow, error) { return schema.Decode[schema.OwnerBurstWindow](m.Value) }},
+			Decode: func(m kafka.Message) (schema.OwnerBurstWindow, error) {
+				return schema.Decode[schema.OwnerBurstWindow](m.Value)
+			}},
 		Incidents: &stage.Table[schema.IncidentState]{Topic: schema.TopicIncidentState, Producer: incidents.Name, Brokers: brokers, DLQ: dlq, Metrics: metrics, Log: log,
-			Decode: func(m kafka.Message) (schema.IncidentState, error) { return schema.Decode[schema.IncidentState](m.Value) }},
+			Decode: func(m kafka.Message) (schema.IncidentState, error) {
+				return schema.Decode[schema.IncidentState](m.Value)
+			}},
 		Provenance: &stage.Table[schema.ProvenanceSignal]{Topic: schema.TopicProvenanceSignals, Producer: provenance.Name, Brokers: brokers, DLQ: dlq, Metrics: metrics, Log: log,
-			Decode: func(m kafka.Message) (schema.ProvenanceSignal, error) { return schema.Decode[schema.ProvenanceSignal](m.Value) }},
+			Decode: func(m kafka.Message) (schema.ProvenanceSignal, error) {
+				return schema.Decode[schema.ProvenanceSignal](m.Value)
+			}},
 		Weights: w,
 	}
 }
@@ -192,4 +198,3 @@ func (p tableProvenance) GateOpen(now time.Time) bool {
 	})
 	return provenance.GateOf(repos, now).Open
 }
-

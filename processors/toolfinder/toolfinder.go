@@ -666,22 +666,22 @@ func IsTestOrDemo(name string) bool {
 func penalties(in Input) []Penalty {
 	out := []Penalty{}
 	if IsPlaceholder(in.Description) {
-		out = append(out, Penalty{FlagPlaceholder, 20, "empty or template description"})
+		out = append(out, Penalty{Flag: FlagPlaceholder, Points: 20, Reason: "empty or template description"})
 	}
 	if IsRetired(in.Description) {
-		out = append(out, Penalty{FlagRetired, 25, "description says the server is retired or moved"})
+		out = append(out, Penalty{Flag: FlagRetired, Points: 25, Reason: "description says the server is retired or moved"})
 	}
 	if IsTestOrDemo(in.Name) {
-		out = append(out, Penalty{FlagTestOrDemo, 15, "a name segment marks a test or demo"})
+		out = append(out, Penalty{Flag: FlagTestOrDemo, Points: 15, Reason: "a name segment marks a test or demo"})
 	}
 	if in.Context.ClonedDescription {
-		out = append(out, Penalty{FlagClonedDescription, 10, fmt.Sprintf("same description on %d servers of the namespace", in.Context.ClonedCount)})
+		out = append(out, Penalty{Flag: FlagClonedDescription, Points: 10, Reason: fmt.Sprintf("same description on %d servers of the namespace", in.Context.ClonedCount)})
 	}
 	if in.Context.SharedEndpoint {
-		out = append(out, Penalty{FlagSharedEndpoint, 10, fmt.Sprintf("%d registry entries share a remote URL", in.Context.SharedEndpointCount)})
+		out = append(out, Penalty{Flag: FlagSharedEndpoint, Points: 10, Reason: fmt.Sprintf("%d registry entries share a remote URL", in.Context.SharedEndpointCount)})
 	}
 	if in.Context.NamespaceSize > 100 {
-		out = append(out, Penalty{FlagBulkPublisher, 5, fmt.Sprintf("namespace has %d servers", in.Context.NamespaceSize)})
+		out = append(out, Penalty{Flag: FlagBulkPublisher, Points: 5, Reason: fmt.Sprintf("namespace has %d servers", in.Context.NamespaceSize)})
 	}
 	return out
 }

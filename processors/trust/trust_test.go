@@ -120,7 +120,7 @@ func TestProvenance(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			in := clean()
 			c.mod(&in)
-			r := Compute(in, now)
+			r := ComputeWith(method.Embedded().Weights, in, now)
 			if got := val(t, r.Provenance); !near(got, c.want) {
 				t.Errorf("provenance = %v, want %v; signals %+v", got, c.want, r.Provenance.Signals)
 			}
@@ -143,12 +143,12 @@ func hasSignal(s SubScore, id string) bool {
 func TestProvenanceUnknown(t *testing.T) {
 	in := clean()
 	in.Provenance = ProvenanceInput{}
-	r := Compute(in, now)
+	r := ComputeWith(method.Embedded().Weights, in, now)
 	if r.Provenance.Value != nil || r.Provenance.Reason != ReasonRepoUnresolved {
 		t.Fatalf("no URL: %+v", r.Provenance)
 	}
 	in.Provenance = ProvenanceInput{RepoURL: "https://github.com/a/b"}
-	r = Compute(in, now)
+	r = ComputeWith(method.Embedded().Weights, in, now)
 	if r.Provenance.Value != nil || r.Provenance.Reason != ReasonRepoNotObserved {
 		t.Fatalf("not observed: %+v", r.Provenance)
 	}
@@ -186,7 +186,7 @@ func TestStatic(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			in := clean()
 			in.Static.Findings = c.findings
-			r := Compute(in, now)
+			r := ComputeWith(method.Embedded().Weights, in, now)
 			if got := val(t, r.Static); !near(got, c.want) {
 				t.Errorf("static = %v, want %v", got, c.want)
 			}
@@ -195,7 +195,7 @@ func TestStatic(t *testing.T) {
 	for _, cov := range []string{CoverageAuthRequired, CoverageUnreachable, CoverageNoEndpoint, ""} {
 		in := clean()
 		in.Static = StaticInput{Coverage: cov}
-		r := Compute(in, now)
+		r := ComputeWith(method.Embedded().Weights, in, now)
 		want := cov
 		if cov == "" {
 			want = ReasonNotScanned
@@ -210,7 +210,7 @@ func TestStatic(t *testing.T) {
 func TestOneHighCommandInjectionIsBandD(t *testing.T) {
 	in := clean()
 	in.Static.Findings = []StaticFinding{{ID: "f1", Class: "command_injection", Severity: "high", RuleID: "CI-001", Tool: "run"}}
-	r := Compute(in, now)
+	r := ComputeWith(method.Embedded().Weights, in, now)
 	if *r.Static.Value != 32.5 || r.Band != BandD {
 		t.Fatalf("static %v band %s (%s), want 32.5 D", *r.Static.Value, r.Band, r.BandReason)
 	}
@@ -274,7 +274,7 @@ func TestDriftDecay(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			in := clean()
 			in.Drift.Events = c.events
-			r := Compute(in, now)
+			r := ComputeWith(method.Embedded().Weights, in, now)
 			if got := val(t, r.Drift); !near(got, round2(c.want)) {
 				t.Errorf("drift = %v, want %v; signals %+v", got, round2(c.want), r.Drift.Signals)
 			}
@@ -302,7 +302,7 @@ func TestDriftMultiChangeCountsOncePerBurst(t *testing.T) {
 		ev(schema.KindTitleChanged, 0.7, "a", "b", false),
 		ev(schema.KindDescriptionChanged, 0.6, "b", "c", false), // same burst: no second multi_change
 	}
-	r := Compute(in, now)
+	r := ComputeWith(method.Embedded().Weights, in, now)
 	n := 0
 	for _, s := range r.Drift.Signals {
 		if s.ID == "multi_change_24h" {
@@ -317,13 +317,13 @@ func TestDriftMultiChangeCountsOncePerBurst(t *testing.T) {
 func TestDriftUnknownAndBulkEdit(t *testing.T) {
 	in := clean()
 	in.Drift = DriftInput{}
-	r := Compute(in, now)
+	r := ComputeWith(method.Embedded().Weights, in, now)
 	if r.Drift.Value != nil || r.Drift.Reason != ReasonDriftNotObs || r.DriftObservedSince != nil {
 		t.Fatalf("drift %+v since %v", r.Drift, r.DriftObservedSince)
 	}
 	in = clean()
 	in.Drift.BulkEdits = []BulkEdit{{Namespace: "io.github.alice", Start: ago(1), Servers: 15}}
-	r = Compute(in, now)
+	r = ComputeWith(method.Embedded().Weights, in, now)
 	if *r.Drift.Value != 100 || !hasSignal(r.Drift, "bulk_edit") {
 		t.Fatalf("bulk edit must be a weight-0 flag: %+v", r.Drift)
 	}
@@ -387,7 +387,7 @@ func TestIncidents(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			in := clean()
 			in.Incidents.Items = c.items
-			r := Compute(in, now)
+			r := ComputeWith(method.Embedded().Weights, in, now)
 			if got := val(t, r.Incidents); !near(got, round2(c.want)) {
 				t.Errorf("incidents = %v, want %v; %+v", got, round2(c.want), r.Incidents.Signals)
 			}
@@ -401,7 +401,7 @@ func TestIncidents(t *testing.T) {
 	}
 	in := clean()
 	in.Incidents = IncidentsInput{}
-	if r := Compute(in, now); r.Incidents.Value != nil || r.Incidents.Reason != ReasonIncidentsNotChk {
+	if r := ComputeWith(method.Embedded().Weights, in, now); r.Incidents.Value != nil || r.Incidents.Reason != ReasonIncidentsNotChk {
 		t.Fatalf("unchecked incidents %+v", r.Incidents)
 	}
 }
@@ -509,7 +509,7 @@ func TestBands(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			in := clean()
 			c.mod(&in)
-			r := Compute(in, now)
+			r := ComputeWith(method.Embedded().Weights, in, now)
 			if r.Band != c.band {
 				t.Errorf("band %s (%s), want %s; score %v", r.Band, r.BandReason, c.band, deref(r.Score))
 			}
@@ -541,7 +541,7 @@ func TestVisibility(t *testing.T) {
 	for _, c := range cases {
 		in := clean()
 		in.Endpoint = EndpointInput{HasRemote: c.remote, Outcome: c.outcome}
-		r := Compute(in, now)
+		r := ComputeWith(method.Embedded().Weights, in, now)
 		if r.Visibility != c.vis {
 			t.Errorf("%v/%q: visibility %s, want %s", c.remote, c.outcome, r.Visibility, c.vis)
 		}
@@ -558,7 +558,7 @@ func TestVisibility(t *testing.T) {
 	in := clean()
 	in.Static.Coverage = CoverageNoEndpoint
 	in.Provenance = ProvenanceInput{}
-	r := Compute(in, now)
+	r := ComputeWith(method.Embedded().Weights, in, now)
 	want := map[string]string{"static": CoverageNoEndpoint, "provenance": ReasonRepoUnresolved}
 	for _, u := range r.Unobserved {
 		if w, ok := want[u.Dimension]; ok && w != u.Reason {
@@ -572,7 +572,7 @@ func TestVisibility(t *testing.T) {
 }
 
 func TestRecordFields(t *testing.T) {
-	r := Compute(clean(), now)
+	r := ComputeWith(method.Embedded().Weights, clean(), now)
 	if r.MethodVersion != method.Embedded().Version() || r.WeightsSHA256 != method.Embedded().SHA256 || r.Namespace != "io.github.alice" {
 		t.Fatalf("record header %+v", r)
 	}
