@@ -56,6 +56,8 @@ func TestIntegrationClickHouse(t *testing.T) {
 	storetest.RunReview(t, open)
 	storetest.RunProvenance(t, open)
 	storetest.RunHealthBulk(t, open)
+	storetest.RunResults(t, open)
+	storetest.RunBulk(t, open)
 
 	// Health history survives a restart: the same database, a new Store.
 	t.Run("Restart", func(t *testing.T) {

@@ -56,3 +56,7 @@ func TestMemoryLimit(t *testing.T) {
 		t.Fatalf("memory_limit = %q (DefaultMemoryLimit %q), want 512MB", got, DefaultMemoryLimit)
 	}
 }
+
+func TestResults(t *testing.T) { storetest.RunResults(t, storetest.TempFile(Open, "forum.duckdb")) }
+
+func TestBulk(t *testing.T) { storetest.RunBulk(t, storetest.TempFile(Open, "forum.duckdb")) }
