@@ -3,11 +3,15 @@
 // selected with --clickhouse-dsn.
 //
 // In: batches of registry records, drift events, snapshot summaries, dead
-// letters and health checks from the sink processor. Out: the API's reads and
-// analysts' read-only SQL (Query, run with readonly=1, over the tables and
-// the views of migrations/0003_analyst_views.sql). The DDL lives in
-// migrations/*.sql, embedded, applied in order and recorded in
-// schema_migrations.
+// letters and health checks from the sink processor, and what the
+// processors conclude (store.ResultStore, results.go: drift, incident and
+// provenance state, owner bursts, base rates, registry loads). Out: the
+// API's reads, whole-table reads for its read models (store.BulkReader,
+// bulk.go) and analysts' read-only SQL (Query, run with readonly=1, over the
+// tables and the *_v views of migrations 0003, 0007, 0008 and 0009). The
+// DDL lives in migrations/*.sql, embedded, applied in order and recorded in
+// schema_migrations; an ALTER TABLE … ADD COLUMN runs only when the column
+// is missing (18.16 has no IF NOT EXISTS there).
 //
 // The SQL runs on ClickHouse 18.16 (Debian's package, used by CI) and on
 // current releases, which constrains it (see ARCHITECTURE.md): rows are

@@ -2,11 +2,14 @@
 // file under ./data (github.com/duckdb/duckdb-go/v2), used by `forum run`.
 //
 // In: batches of registry records, drift events, snapshot summaries, dead
-// letters and health checks from the sink processor. Out: the API's reads
+// letters and health checks from the sink processor, and what the
+// processors conclude (store.ResultStore, results.go). Out: the API's reads
 // (latest view, version history, events, snapshots, DLQ, health history,
-// counts) and analysts' read-only SQL (Query, over the tables and the views
-// of migrations/0003_analyst_views.sql). The DDL lives in migrations/*.sql, embedded and applied in order,
-// each recorded in schema_migrations.
+// counts, results), whole-table reads for its read models
+// (store.BulkReader, bulk.go) and analysts' read-only SQL (Query, over the
+// tables and the *_v views of migrations 0003, 0007, 0008 and 0009). The
+// DDL lives in migrations/*.sql, embedded and applied in order, each
+// recorded in schema_migrations.
 //
 // Idempotency is done by primary keys and INSERT … ON CONFLICT DO UPDATE with
 // a WHERE clause that encodes the winner rule of sql/store (earliest
