@@ -20,8 +20,9 @@ import (
 var _ store.ResultStore = (*Store)(nil)
 
 // resultTables are the tables of migrations/0009_results.sql (Optimize
-// merges them too).
-var resultTables = []string{"drift_states", "incident_states", "owner_bursts", "provenance_signals", "base_rates", "provenance_gate", "registry_loads"}
+// merges them too; OPTIMIZE of a materialized view merges its table).
+var resultTables = []string{"drift_states", "incident_states", "owner_bursts", "provenance_signals", "base_rates", "provenance_gate",
+	"registry_loads", "publication_leaves"}
 
 const driftStateCols = "server, namespace, as_of_ms, score, strong_negative, events, state"
 
@@ -389,8 +390,11 @@ func (s *Store) IncidentStates(ctx context.Context, server string, limit int) ([
 }
 
 // PublicationLeaves returns a publication's servers and leaf hashes in
-// server order, in one query over the two short columns (FINAL: the last
-// write of a (server, publication_id) wins, as in PublicationRecords).
+// server order, in one query on publication_leaves, the copy of
+// trust_records keyed by (publication_id, server) that ClickHouse fills on
+// insert (migrations/0009_results.sql): one range of its primary key,
+// however many publications are stored. FINAL: the last write of a
+// (server, publication_id) wins, as in PublicationRecords.
 func (s *Store) PublicationLeaves(ctx context.Context, publicationID string) (servers, leaves []string, err error) {
 	servers, leaves = []string{}, []string{}
 	err = s.query(ctx, func(rows driver.Rows) error {
@@ -400,7 +404,7 @@ func (s *Store) PublicationLeaves(ctx context.Context, publicationID string) (se
 		}
 		servers, leaves = append(servers, sv), append(leaves, leaf)
 		return nil
-	}, `SELECT server, leaf_hash FROM trust_records FINAL WHERE publication_id = ? ORDER BY server`, publicationID)
+	}, `SELECT server, leaf_hash FROM publication_leaves FINAL WHERE publication_id = ? ORDER BY server`, publicationID)
 	if err != nil {
 		return nil, nil, fmt.Errorf("clickhouse: leaves of publication %q: %w", publicationID, err)
 	}
