@@ -1,6 +1,7 @@
 package store
 
 import (
+	"errors"
 	"fmt"
 	"strconv"
 	"time"
@@ -49,6 +50,17 @@ func ReduceRegistryLoads(rows []RegistryLoad) []RegistryLoad {
 	return LastByID(rows, func(r RegistryLoad) string { return r.SnapshotID })
 }
 
+// The days owner_bursts can hold: ClickHouse's Date range (DuckDB's DATE
+// is wider; keeping to the narrower one keeps both engines storing and
+// comparing the same days, where ClickHouse would wrap silently).
+const (
+	MinDay = "1970-01-01"
+	MaxDay = "2105-12-31"
+)
+
+// ErrDayOutOfRange is returned for a day outside MinDay..MaxDay.
+var ErrDayOutOfRange = errors.New("day out of range " + MinDay + ".." + MaxDay)
+
 // ParseDay parses a UTC day as owner_bursts stores it (YYYY-MM-DD): the
 // day column is a DATE on every engine, so a malformed day is refused
 // before it reaches one.
@@ -56,6 +68,9 @@ func ParseDay(day string) (time.Time, error) {
 	t, err := time.Parse(time.DateOnly, day)
 	if err != nil {
 		return time.Time{}, fmt.Errorf("day %q is not YYYY-MM-DD: %w", day, err)
+	}
+	if day < MinDay || day > MaxDay {
+		return time.Time{}, fmt.Errorf("day %q: %w", day, ErrDayOutOfRange)
 	}
 	return t, nil
 }

@@ -370,7 +370,8 @@ func testOwnerBursts(t *testing.T, s store.Store, rs store.ResultStore) {
 }
 
 func testOwnerBurstsBadDays(t *testing.T, s store.Store, rs store.ResultStore) {
-	for _, q := range []store.OwnerBurstQuery{{From: "2025-3-1"}, {To: "yesterday"}, {From: "2025-03-01T00:00:00Z"}} {
+	for _, q := range []store.OwnerBurstQuery{{From: "2025-3-1"}, {To: "yesterday"}, {From: "2025-03-01T00:00:00Z"},
+		{From: "1969-12-31"}, {To: "2106-01-01"}} {
 		if _, err := rs.OwnerBursts(ctx(t), q); err == nil {
 			t.Errorf("OwnerBursts(%+v) accepted a malformed day", q)
 		}
@@ -381,6 +382,17 @@ func testOwnerBurstsBadDays(t *testing.T, s store.Store, rs store.ResultStore) {
 		t.Errorf("InsertOwnerBursts accepted a malformed day")
 	}
 	equal(t, "rows after a refused batch", len(ownerBursts(t, rs, store.OwnerBurstQuery{})), 0)
+	// Days a ClickHouse Date cannot hold are refused on every engine.
+	for _, d := range []time.Time{time.Date(1969, 12, 31, 23, 0, 0, 0, time.UTC), time.Date(2106, 1, 1, 0, 0, 0, 0, time.UTC)} {
+		if err := rs.InsertOwnerBursts(ctx(t), []store.OwnerBurstRow{burst("c.example", d, 1, "first")}); !errors.Is(err, store.ErrDayOutOfRange) {
+			t.Errorf("InsertOwnerBursts on %v: err %v, want ErrDayOutOfRange", d, err)
+		}
+	}
+	// The range's ends are stored and read back.
+	ends := []store.OwnerBurstRow{burst("d.example", time.Date(1970, 1, 1, 0, 0, 0, 0, time.UTC), 1, "first"),
+		burst("d.example", time.Date(2105, 12, 31, 23, 59, 59, 999e6, time.UTC), 2, "recurring")}
+	must(t, "InsertOwnerBursts at the range's ends", rs.InsertOwnerBursts(ctx(t), ends))
+	equal(t, "the range's ends", ownerBursts(t, rs, store.OwnerBurstQuery{From: store.MinDay, To: store.MaxDay}), normBursts(ends...))
 }
 
 // signalFlagNames are the flag fields of a ProvenanceSignalRow, in a fixed
