@@ -3,11 +3,15 @@
 // selected with --clickhouse-dsn.
 //
 // In: batches of registry records, drift events, snapshot summaries, dead
-// letters and health checks from the sink processor. Out: the API's reads and
-// analysts' read-only SQL (Query, run with readonly=1, over the tables and
-// the views of migrations/0003_analyst_views.sql). The DDL lives in
-// migrations/*.sql, embedded, applied in order and recorded in
-// schema_migrations.
+// letters and health checks from the sink processor, and what the
+// processors conclude (store.ResultStore, results.go: drift, incident and
+// provenance state, owner bursts, base rates, registry loads). Out: the
+// API's reads, whole-table reads for its read models (store.BulkReader,
+// bulk.go) and analysts' read-only SQL (Query, run with readonly=1, over the
+// tables and the *_v views of migrations 0003, 0007, 0008 and 0009). The
+// DDL lives in migrations/*.sql, embedded, applied in order and recorded in
+// schema_migrations; an ALTER TABLE … ADD COLUMN runs only when the column
+// is missing (18.16 has no IF NOT EXISTS there).
 //
 // The SQL runs on ClickHouse 18.16 (Debian's package, used by CI) and on
 // current releases, which constrains it (see ARCHITECTURE.md): rows are
@@ -197,7 +201,27 @@ func splitStatements(src string) []string {
 // Migrate applies the embedded migrations not yet recorded in
 // schema_migrations. Each statement is idempotent, so a migration that failed
 // half-way is simply run again.
-func (s *Store) Migrate(ctx context.Context) error {
+func (s *Store) Migrate(ctx context.Context) error { return s.migrate(ctx, math.MaxInt) }
+
+// addColumn matches "ALTER TABLE t ADD COLUMN c …". 18.16 has no ADD COLUMN
+// IF NOT EXISTS, so migrate runs such a statement only when system.columns
+// lacks the column: that keeps it idempotent on every release.
+var addColumn = regexp.MustCompile(`(?is)^\s*ALTER\s+TABLE\s+(\w+)\s+ADD\s+COLUMN\s+(\w+)\s`)
+
+// hasColumn reports whether table has the column in the store's database.
+func (s *Store) hasColumn(ctx context.Context, table, column string) (bool, error) {
+	var n uint64
+	err := s.conn.QueryRow(ctx, `SELECT count() FROM system.columns WHERE database = ? AND table = ? AND name = ?`,
+		s.database, table, column).Scan(&n)
+	if err != nil {
+		return false, fmt.Errorf("columns of %s: %w", table, err)
+	}
+	return n > 0, nil
+}
+
+// migrate applies the migrations up to version upTo (tests stop early to
+// build a store as an older release left it).
+func (s *Store) migrate(ctx context.Context, upTo int) error {
 	ms, err := loadMigrations()
 	if err != nil {
 		return fmt.Errorf("clickhouse: migrate: %w", err)
@@ -227,10 +251,19 @@ func (s *Store) Migrate(ctx context.Context) error {
 		return fmt.Errorf("clickhouse: migrate: read schema_migrations: %w", err)
 	}
 	for _, m := range ms {
-		if applied[m.version] {
+		if applied[m.version] || m.version > upTo {
 			continue
 		}
 		for i, st := range m.statements {
+			if c := addColumn.FindStringSubmatch(st); c != nil {
+				has, err := s.hasColumn(ctx, c[1], c[2])
+				if err != nil {
+					return fmt.Errorf("clickhouse: migration %04d_%s statement %d: %w", m.version, m.name, i+1, err)
+				}
+				if has {
+					continue
+				}
+			}
 			if err := s.conn.Exec(ctx, st); err != nil {
 				return fmt.Errorf("clickhouse: migration %04d_%s statement %d: %w", m.version, m.name, i+1, err)
 			}
@@ -716,6 +749,7 @@ func (s *Store) Optimize(ctx context.Context) error {
 	// reports: a forced merge must cover the later tables too.
 	all := append([]string{"schema_migrations"}, Tables...)
 	all = append(all, "trust_records", "publications", "incidents", "incident_audit", "review_approvals", "provenance")
+	all = append(all, resultTables...)
 	for _, t := range all {
 		if err := s.conn.Exec(ctx, `OPTIMIZE TABLE `+t+` FINAL`); err != nil {
 			return fmt.Errorf("clickhouse: optimize %s: %w", t, err)

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	ch "github.com/ClickHouse/clickhouse-go/v2"
+	"github.com/ClickHouse/clickhouse-go/v2/lib/driver"
 	"go.uber.org/zap/zaptest"
 
 	"github.com/forum-mcp/forum/internal/testenv"
@@ -56,6 +57,8 @@ func TestIntegrationClickHouse(t *testing.T) {
 	storetest.RunReview(t, open)
 	storetest.RunProvenance(t, open)
 	storetest.RunHealthBulk(t, open)
+	storetest.RunResults(t, open)
+	storetest.RunBulk(t, open)
 
 	// Health history survives a restart: the same database, a new Store.
 	t.Run("Restart", func(t *testing.T) {
@@ -68,6 +71,16 @@ func TestIntegrationClickHouse(t *testing.T) {
 			}
 			return s
 		})
+	})
+
+	// A store left by a release before 0009_results upgrades in place, and
+	// a migration that stopped after its ALTER is simply run again.
+	t.Run("UpgradeFrom0008", func(t *testing.T) {
+		for _, halfApplied := range []bool{false, true} {
+			dsn, db := testDSN(t, base)
+			t.Cleanup(func() { dropDatabase(t, base, db) })
+			testUpgradeFrom0008(t, dsn, halfApplied)
+		}
 	})
 
 	// The engine-level guard of Query: every analyst query runs with readonly=1.
@@ -149,6 +162,78 @@ func TestMigrationsLoad(t *testing.T) {
 					t.Errorf("migration %d uses %s, which ClickHouse 18.16 lacks", m.version, banned)
 				}
 			}
+		}
+	}
+}
+
+func testUpgradeFrom0008(t *testing.T, dsn string, halfApplied bool) {
+	ctx := context.Background()
+	s, err := Open(ctx, dsn, zaptest.NewLogger(t))
+	if err != nil {
+		t.Fatalf("Open(%s): %v", dsn, err)
+	}
+	if err := s.migrate(ctx, 8); err != nil {
+		t.Fatalf("migrate to 0008: %v", err)
+	}
+	err = s.send(ctx, "INSERT INTO trust_records (server, publication_id, computed_at_ms, score, band, toolfinder_score, content_sha256, record)", 1,
+		func(b driver.Batch) error {
+			return b.Append("a/old", "p-old", int64(1740787200000), nil, "C", int32(1), "sha", "{}")
+		})
+	if err != nil {
+		t.Fatalf("insert an old row: %v", err)
+	}
+	if halfApplied {
+		if err := s.conn.Exec(ctx, `ALTER TABLE trust_records ADD COLUMN leaf_hash String DEFAULT '' AFTER content_sha256`); err != nil {
+			t.Fatalf("ALTER: %v", err)
+		}
+	}
+	s.Close()
+
+	for round := range 2 { // the second Migrate (and reopen) must be a no-op
+		s, err := Open(ctx, dsn, zaptest.NewLogger(t))
+		if err != nil {
+			t.Fatalf("Open(%s): %v", dsn, err)
+		}
+		if err := s.Migrate(ctx); err != nil {
+			t.Fatalf("half-applied %v, round %d: Migrate: %v", halfApplied, round, err)
+		}
+		leaf := strings.Repeat("0f", 32)
+		if err := s.InsertTrustRecords(ctx, []store.TrustRecord{{Server: "b/new", PublicationID: "p-old", Band: "A", LeafHash: leaf, Record: "{}"}}); err != nil {
+			t.Fatalf("round %d: InsertTrustRecords: %v", round, err)
+		}
+		servers, leaves, err := s.PublicationLeaves(ctx, "p-old")
+		if err != nil {
+			t.Fatalf("round %d: PublicationLeaves: %v", round, err)
+		}
+		if strings.Join(servers, ",") != "a/old,b/new" || strings.Join(leaves, ",") != ","+leaf {
+			t.Errorf("round %d: leaves %q %q, want the old row with an empty leaf and the new one with its own", round, servers, leaves)
+		}
+		recs, err := s.PublicationRecords(ctx, "p-old")
+		if err != nil || len(recs) != 2 || recs[0].LeafHash != "" || recs[0].Band != "C" {
+			t.Errorf("round %d: PublicationRecords = %+v, %v", round, recs, err)
+		}
+		s.Close()
+	}
+}
+
+// TestAddColumnPattern: the statements Migrate runs only when the column is
+// missing (18.16 has no ADD COLUMN IF NOT EXISTS).
+func TestAddColumnPattern(t *testing.T) {
+	for _, c := range []struct {
+		st            string
+		table, column string
+	}{
+		{"ALTER TABLE trust_records ADD COLUMN leaf_hash String DEFAULT '' AFTER content_sha256", "trust_records", "leaf_hash"},
+		{"alter table t\n  add column c Nullable(Int64)", "t", "c"},
+		{"ALTER TABLE t DROP COLUMN c", "", ""},
+		{"CREATE TABLE t (c String)", "", ""},
+	} {
+		var table, column string
+		if m := addColumn.FindStringSubmatch(c.st); m != nil {
+			table, column = m[1], m[2]
+		}
+		if table != c.table || column != c.column {
+			t.Errorf("%q: table %q column %q, want %q %q", c.st, table, column, c.table, c.column)
 		}
 	}
 }

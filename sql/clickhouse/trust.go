@@ -18,7 +18,7 @@ import (
 
 var _ store.TrustStore = (*Store)(nil)
 
-const trustRecordCols = "server, publication_id, computed_at_ms, score, band, toolfinder_score, content_sha256, record"
+const trustRecordCols = "server, publication_id, computed_at_ms, score, band, toolfinder_score, content_sha256, leaf_hash, record"
 
 const publicationCols = "id, method_version, weights_sha256, record_count, merkle_root, signature, key_id, computed_at_ms"
 
@@ -27,7 +27,7 @@ func (s *Store) InsertTrustRecords(ctx context.Context, recs []store.TrustRecord
 	recs = store.LastByID(recs, func(r store.TrustRecord) string { return r.Server + "\x00" + r.PublicationID })
 	err := s.send(ctx, "INSERT INTO trust_records ("+trustRecordCols+")", len(recs), func(b driver.Batch) error {
 		for _, r := range recs {
-			if err := b.Append(r.Server, r.PublicationID, ms(r.ComputedAt), r.Score, r.Band, int32(r.ToolfinderScore), r.ContentSHA256, r.Record); err != nil {
+			if err := b.Append(r.Server, r.PublicationID, ms(r.ComputedAt), r.Score, r.Band, int32(r.ToolfinderScore), r.ContentSHA256, r.LeafHash, r.Record); err != nil {
 				return err
 			}
 		}
@@ -103,7 +103,7 @@ func scanTrustRecords(rows driver.Rows) ([]store.TrustRecord, error) {
 		var at int64
 		var score *float64
 		var tf int32
-		if err := rows.Scan(&r.Server, &r.PublicationID, &at, &score, &r.Band, &tf, &r.ContentSHA256, &r.Record); err != nil {
+		if err := rows.Scan(&r.Server, &r.PublicationID, &at, &score, &r.Band, &tf, &r.ContentSHA256, &r.LeafHash, &r.Record); err != nil {
 			return nil, err
 		}
 		r.ComputedAt, r.Score, r.ToolfinderScore = fromMS(at), score, int(tf)

@@ -2,11 +2,14 @@
 // file under ./data (github.com/duckdb/duckdb-go/v2), used by `forum run`.
 //
 // In: batches of registry records, drift events, snapshot summaries, dead
-// letters and health checks from the sink processor. Out: the API's reads
+// letters and health checks from the sink processor, and what the
+// processors conclude (store.ResultStore, results.go). Out: the API's reads
 // (latest view, version history, events, snapshots, DLQ, health history,
-// counts) and analysts' read-only SQL (Query, over the tables and the views
-// of migrations/0003_analyst_views.sql). The DDL lives in migrations/*.sql, embedded and applied in order,
-// each recorded in schema_migrations.
+// counts, results), whole-table reads for its read models
+// (store.BulkReader, bulk.go) and analysts' read-only SQL (Query, over the
+// tables and the *_v views of migrations 0003, 0007, 0008 and 0009). The
+// DDL lives in migrations/*.sql, embedded and applied in order, each
+// recorded in schema_migrations.
 //
 // Idempotency is done by primary keys and INSERT … ON CONFLICT DO UPDATE with
 // a WHERE clause that encodes the winner rule of sql/store (earliest
@@ -28,9 +31,11 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"math"
 	"sort"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"go.uber.org/zap"
@@ -48,6 +53,10 @@ var migrations embed.FS
 type Store struct {
 	db  *sql.DB
 	log *zap.Logger
+
+	// nonce and changes make ChangeMarker (bulk.go).
+	nonce   string
+	changes atomic.Uint64
 }
 
 var (
@@ -73,7 +82,7 @@ func Open(ctx context.Context, path string, log *zap.Logger) (*Store, error) {
 		db.Close()
 		return nil, fmt.Errorf("duckdb: open %s: %w", path, err)
 	}
-	return &Store{db: db, log: log.With(zap.String("store", "duckdb"))}, nil
+	return &Store{db: db, log: log.With(zap.String("store", "duckdb")), nonce: newNonce()}, nil
 }
 
 // DefaultMemoryLimit is DuckDB's memory_limit for a path without options
@@ -133,7 +142,11 @@ func loadMigrations() ([]migration, error) {
 
 // Migrate applies the embedded migrations not yet recorded in
 // schema_migrations, each in its own transaction.
-func (s *Store) Migrate(ctx context.Context) error {
+func (s *Store) Migrate(ctx context.Context) error { return s.migrate(ctx, math.MaxInt) }
+
+// migrate applies the migrations up to version upTo (tests stop early to
+// build a store as an older release left it).
+func (s *Store) migrate(ctx context.Context, upTo int) error {
 	ms, err := loadMigrations()
 	if err != nil {
 		return fmt.Errorf("duckdb: migrate: %w", err)
@@ -162,7 +175,7 @@ func (s *Store) Migrate(ctx context.Context) error {
 		return fmt.Errorf("duckdb: migrate: read schema_migrations: %w", err)
 	}
 	for _, m := range ms {
-		if applied[m.version] {
+		if applied[m.version] || m.version > upTo {
 			continue
 		}
 		err := s.inTx(ctx, func(tx *sql.Tx) error {
@@ -335,6 +348,7 @@ func (s *Store) InsertRecords(ctx context.Context, recs []store.Record) error {
 	if err != nil {
 		return fmt.Errorf("duckdb: insert records: %w", err)
 	}
+	s.changed()
 	return nil
 }
 
@@ -361,6 +375,7 @@ func (s *Store) InsertEvents(ctx context.Context, evs []schema.DriftEvent) error
 	if err != nil {
 		return fmt.Errorf("duckdb: insert events: %w", err)
 	}
+	s.changed()
 	return nil
 }
 
@@ -385,6 +400,7 @@ func (s *Store) InsertSnapshots(ctx context.Context, snaps []schema.SnapshotSumm
 	if err != nil {
 		return fmt.Errorf("duckdb: insert snapshots: %w", err)
 	}
+	s.changed()
 	return nil
 }
 

@@ -18,7 +18,7 @@ import (
 
 var _ store.TrustStore = (*Store)(nil)
 
-var trustRecordCols = []string{"server", "publication_id", "computed_at", "score", "band", "toolfinder_score", "content_sha256", "record"}
+var trustRecordCols = []string{"server", "publication_id", "computed_at", "score", "band", "toolfinder_score", "content_sha256", "leaf_hash", "record"}
 
 var publicationCols = []string{"id", "method_version", "weights_sha256", "record_count", "merkle_root", "signature", "key_id", "computed_at"}
 
@@ -33,12 +33,13 @@ func (s *Store) InsertTrustRecords(ctx context.Context, recs []store.TrustRecord
 		if r.Score != nil {
 			score = *r.Score
 		}
-		return []any{r.Server, r.PublicationID, store.Millis(r.ComputedAt), score, r.Band, int32(r.ToolfinderScore), r.ContentSHA256, r.Record}
+		return []any{r.Server, r.PublicationID, store.Millis(r.ComputedAt), score, r.Band, int32(r.ToolfinderScore), r.ContentSHA256, r.LeafHash, r.Record}
 	})
 	conflict := "ON CONFLICT (server, publication_id) DO UPDATE SET " + setAll(trustRecordCols, "server", "publication_id")
 	if err := s.write(ctx, batch{"trust_records", trustRecordCols, rows, conflict}); err != nil {
 		return fmt.Errorf("duckdb: insert trust records: %w", err)
 	}
+	s.changed()
 	return nil
 }
 
@@ -48,6 +49,7 @@ func (s *Store) InsertPublication(ctx context.Context, p store.Publication) erro
 	if err := s.write(ctx, batch{"publications", publicationCols, [][]any{row}, idConflict("publications", publicationCols)}); err != nil {
 		return fmt.Errorf("duckdb: insert publication %s: %w", p.ID, err)
 	}
+	s.changed()
 	return nil
 }
 
@@ -102,15 +104,16 @@ func scanTrustRecords(rows *sql.Rows) ([]store.TrustRecord, error) {
 	for rows.Next() {
 		var r store.TrustRecord
 		var score sql.NullFloat64
+		var leaf sql.NullString // NULL only if written around the store: the column is added by ALTER, without NOT NULL
 		var tf int32
-		if err := rows.Scan(&r.Server, &r.PublicationID, &r.ComputedAt, &score, &r.Band, &tf, &r.ContentSHA256, &r.Record); err != nil {
+		if err := rows.Scan(&r.Server, &r.PublicationID, &r.ComputedAt, &score, &r.Band, &tf, &r.ContentSHA256, &leaf, &r.Record); err != nil {
 			return nil, err
 		}
 		if score.Valid {
 			v := score.Float64
 			r.Score = &v
 		}
-		r.ComputedAt, r.ToolfinderScore = r.ComputedAt.UTC(), int(tf)
+		r.ComputedAt, r.ToolfinderScore, r.LeafHash = r.ComputedAt.UTC(), int(tf), leaf.String
 		out = append(out, r)
 	}
 	return out, rows.Err()

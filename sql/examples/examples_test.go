@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"reflect"
 	"regexp"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -105,8 +106,16 @@ var (
 	// the pair compared, pub-0331 is at now (out), pub-0325 has records but
 	// no publications row (invisible).
 	pubs = []store.Publication{pubRow("pub-0301", day(1, 0, 0)), pubRow("pub-0310", day(10, 0, 0)),
-		pubRow("pub-0320", day(20, 0, 0)), pubRow("pub-0331", now)}
+		pubRow("pub-0320", day(20, 0, 0)), pubRow("pub-0331", now),
+		// Older ones, for band_history (band_changes compares the two newest):
+		// pub-1201 is before its 90-day window, pub-1231 on its first ms.
+		pubRow("pub-1201", time.Date(2024, 12, 1, 0, 0, 0, 0, time.UTC)), pubRow("pub-1231", now.Add(-90*24*time.Hour)),
+		pubRow("pub-0102", time.Date(2025, 1, 2, 0, 0, 0, 0, time.UTC)), pubRow("pub-0115", time.Date(2025, 1, 15, 0, 0, 0, 0, time.UTC))}
 	trusts = []store.TrustRecord{
+		trec("a/alpha", "pub-1201", time.Date(2024, 12, 1, 0, 0, 0, 0, time.UTC), fp(55), "C"),
+		trec("a/alpha", "pub-1231", now.Add(-90*24*time.Hour), fp(58), "C"),
+		trec("a/alpha", "pub-0102", time.Date(2025, 1, 2, 0, 0, 0, 0, time.UTC), fp(59), "C"), // rewritten below as C, 60
+		trec("b/beta", "pub-0115", time.Date(2025, 1, 15, 0, 0, 0, 0, time.UTC), fp(75), "B"), // a/alpha is not in pub-0115
 		trec("a/alpha", "pub-0301", day(1, 0, 0), nil, "F"),
 		trec("a/alpha", "pub-0310", day(10, 0, 0), fp(85), "A"),
 		trec("a/alpha", "pub-0320", day(20, 0, 0), fp(70), "B"),
@@ -121,8 +130,82 @@ var (
 		trec("f/phi", "pub-0310", day(10, 0, 0), fp(30), "D"),
 		trec("f/phi", "pub-0320", day(20, 0, 0), fp(10), "F"),
 	}
-	trustRewrites = []store.TrustRecord{trec("b/beta", "pub-0320", day(20, 0, 0), fp(90), "A")}
+	trustRewrites = []store.TrustRecord{trec("b/beta", "pub-0320", day(20, 0, 0), fp(90), "A"),
+		trec("a/alpha", "pub-0102", time.Date(2025, 1, 2, 0, 0, 0, 0, time.UTC), fp(60), "C")}
+
+	// Owner-burst evaluations (see burst_history in expected); the view keeps
+	// the latest of each (namespace, day).
+	bursts = []store.OwnerBurstRow{
+		burstRow("com.acme", day(5, 10, 0), 1, 5, "first"),
+		burstRow("com.acme", day(5, 20, 0), 3, 7, "recurring", "first"), // the day's latest
+		burstRow("Z.upper", day(5, 12, 0), 1, 2, "first"),
+		burstRow("io.github.beta", day(6, 9, 0), 2, 4, "recurring"),
+		burstRow("io.github.beta", day(6, 23, 0), 0, 0),                        // cleared by the evening: not a flagged day
+		burstRow("io.github.gamma", day(1, 0, 0).Add(-ms1), 2, 6, "recurring"), // before the window
+		burstRow("com.acme", day(31, 0, 0).Add(-ms1), 1, 3, "first"),           // the window's last ms: in
+		burstRow("io.github.delta", now, 1, 8, "first"),                        // at now: out
+		burstRow("io.github.eps", day(1, 0, 0), 4, 2, "recurring"),             // the window's first ms; rewritten below
+	}
+	burstRewrites = []store.OwnerBurstRow{burstRow("io.github.eps", day(1, 0, 0), 4, 9, "recurring")}
+
+	// Provenance signals (see provenance_flags_over_time in expected).
+	signals = []store.ProvenanceSignalRow{
+		signalRow("a/alpha", day(5, 8, 0), "fork", "no_license"),
+		signalRow("a/alpha", day(5, 20, 0), "no_license", "single_author_90d"),            // a/alpha's latest of 03-05
+		signalRow("b/beta", day(5, 12, 0), "namespace_owner_mismatch", "co_registration"), // rewritten below
+		signalRow("c/gamma", day(5, 9, 0)),
+		signalRow("a/alpha", day(6, 0, 0), "archived", "fork"),
+		signalRow("b/beta", day(1, 0, 0), "one_repo_many"),
+		signalRow("e/eps", day(20, 12, 0), "late_gt_30d", "verified_90d", "stars_ge_100", "owner_older_than_1y", "commit_cap_hit"),
+		signalRow("f/phi", day(20, 13, 0), "late_1_30d", "stars_ge_100", "owner_older_than_1y"),
+		signalRow("g/g", day(20, 14, 0), "owner_older_than_1y"),
+		signalRow("c/gamma", day(31, 0, 0).Add(-ms1), "no_commits_90d", "repo_under_30d", "co_registration"),
+		signalRow("d/delta", day(1, 0, 0).Add(-ms1), "fork"), // before the window
+		signalRow("d/delta", now, "fork"),                    // at now: out
+	}
+	signalRewrites = []store.ProvenanceSignalRow{signalRow("b/beta", day(5, 12, 0), "namespace_owner_mismatch", "one_repo_many")}
 )
+
+// burstRow is a namespace's owner-burst evaluation at asOf; kinds holds
+// "recurring" and/or "first".
+func burstRow(ns string, asOf time.Time, windows, current int, kinds ...string) store.OwnerBurstRow {
+	r := store.OwnerBurstRow{Namespace: ns, Day: asOf.UTC().Format(time.DateOnly), AsOf: asOf,
+		RecurringBurst: slices.Contains(kinds, "recurring"), FirstWindowBurst: slices.Contains(kinds, "first"),
+		WindowsOverThreshold: windows, CurrentWindowNew: current, State: "{}"}
+	r.Flagged = r.RecurringBurst || r.FirstWindowBurst
+	return r
+}
+
+// signalRow is a server's provenance signal at asOf with the named flags set.
+func signalRow(server string, asOf time.Time, flags ...string) store.ProvenanceSignalRow {
+	r := store.ProvenanceSignalRow{Server: server, AsOf: asOf, Observed: len(flags) > 0, Resolved: len(flags) > 0, State: "{}"}
+	set := map[string]*bool{"fork": &r.Fork, "archived": &r.Archived, "no_license": &r.NoLicense,
+		"repo_under_30d": &r.RepoUnder30d, "namespace_owner_mismatch": &r.NamespaceOwnerMismatch,
+		"late_gt_30d": &r.LateGT30d, "late_1_30d": &r.Late1to30d, "no_commits_90d": &r.NoCommits90d,
+		"single_author_90d": &r.SingleAuthor90d, "commit_cap_hit": &r.CommitCap, "co_registration": &r.CoRegistration,
+		"one_repo_many": &r.OneRepoMany, "verified_90d": &r.Verified90d, "stars_ge_100": &r.StarsGE100,
+		"owner_older_than_1y": &r.OwnerOld1y}
+	for _, f := range flags {
+		*set[f] = true
+	}
+	return r
+}
+
+// provenanceFlags are the flags of provenance_flags_over_time.sql, in its
+// output order (byte order).
+var provenanceFlags = []string{"archived", "co_registration", "commit_cap_hit", "fork", "late_1_30d", "late_gt_30d",
+	"namespace_owner_mismatch", "no_commits_90d", "no_license", "one_repo_many", "owner_older_than_1y",
+	"repo_under_30d", "single_author_90d", "stars_ge_100", "verified_90d"}
+
+// flagDay is one day of provenance_flags_over_time: every flag, with the
+// hand-counted servers flagged (absent: 0).
+func flagDay(day string, servers int, flagged map[string]int) [][]string {
+	var rows [][]string
+	for _, f := range provenanceFlags {
+		rows = append(rows, []string{day, f, strconv.Itoa(servers), strconv.Itoa(flagged[f])})
+	}
+	return rows
+}
 
 func fp(f float64) *float64 { return &f }
 
@@ -250,7 +333,63 @@ var expected = map[string]result{
 			{"f/phi", "pub-0310", "pub-0320", "D", "F", "30", "10", "down"},
 		},
 	},
+	// The latest evaluation of each (namespace, day) with as_of in the
+	// window, when flagged: io.github.eps on its first ms (the rewrite: 9
+	// new servers), Z.upper and com.acme (its 20:00 evaluation) on 03-05,
+	// com.acme on the window's last ms. io.github.beta's 03-06 was cleared
+	// by its latest evaluation; gamma is before the window, delta at now.
+	"burst_history.sql": {
+		cols: []string{"day", "namespace", "kinds", "windows_over_threshold", "current_window_new"},
+		rows: [][]string{
+			{"2025-03-01", "io.github.eps", "recurring", "4", "9"},
+			{"2025-03-05", "Z.upper", "first_window", "1", "2"},
+			{"2025-03-05", "com.acme", "recurring+first_window", "3", "7"},
+			{"2025-03-30", "com.acme", "first_window", "1", "3"},
+		},
+	},
+	// 03-01: b/beta (one_repo_many). 03-05, latest per server: a/alpha at
+	// 20:00 (no_license, single_author_90d; its 08:00 fork is gone), b/beta
+	// as rewritten (namespace_owner_mismatch, one_repo_many), c/gamma with
+	// no flag. 03-06: a/alpha (archived, fork). 03-20: e/eps, f/phi, g/g.
+	// 03-30: c/gamma on the window's last ms. d/delta's are outside.
+	"provenance_flags_over_time.sql": {
+		cols: []string{"day", "flag", "servers", "flagged"},
+		rows: slices.Concat(
+			flagDay("2025-03-01", 1, map[string]int{"one_repo_many": 1}),
+			flagDay("2025-03-05", 3, map[string]int{"no_license": 1, "single_author_90d": 1, "namespace_owner_mismatch": 1, "one_repo_many": 1}),
+			flagDay("2025-03-06", 1, map[string]int{"archived": 1, "fork": 1}),
+			flagDay("2025-03-20", 3, map[string]int{"late_gt_30d": 1, "verified_90d": 1, "stars_ge_100": 2, "owner_older_than_1y": 3,
+				"commit_cap_hit": 1, "late_1_30d": 1}),
+			flagDay("2025-03-30", 1, map[string]int{"no_commits_90d": 1, "repo_under_30d": 1, "co_registration": 1}),
+		),
+	},
+	// a/alpha from 2024-12-31 (now - 90 days, in) to now (out): pub-1231's
+	// previous is pub-1201, before the window; pub-0102 as rewritten (60);
+	// pub-0115 does not hold it; pub-0325 is invisible, pub-0331 at now.
+	"band_history.sql?server=a/alpha": {
+		cols: bandHistoryCols,
+		rows: [][]string{
+			{"pub-1231", "1735603200000", "2024-12-31", "C", "58", "pub-1201", "C", "55", "3", "same"},
+			{"pub-0102", "1735776000000", "2025-01-02", "C", "60", "pub-1231", "C", "58", "2", "same"},
+			{"pub-0301", "1740787200000", "2025-03-01", "F", "NULL", "pub-0102", "C", "60", "NULL", "down"},
+			{"pub-0310", "1741564800000", "2025-03-10", "A", "85", "pub-0301", "F", "NULL", "NULL", "up"},
+			{"pub-0320", "1742428800000", "2025-03-20", "B", "70", "pub-0310", "A", "85", "-15", "down"},
+		},
+	},
+	// b/beta's first record is pub-0115 (no previous); pub-0320 as
+	// rewritten (A, 90).
+	"band_history.sql?server=b/beta": {
+		cols: bandHistoryCols,
+		rows: [][]string{
+			{"pub-0115", "1736899200000", "2025-01-15", "B", "75", "NULL", "NULL", "NULL", "NULL", "NULL"},
+			{"pub-0310", "1741564800000", "2025-03-10", "C", "NULL", "pub-0115", "B", "75", "NULL", "down"},
+			{"pub-0320", "1742428800000", "2025-03-20", "A", "90", "pub-0310", "C", "NULL", "NULL", "up"},
+		},
+	},
 }
+
+var bandHistoryCols = []string{"publication_id", "computed_at_ms", "computed_day", "band", "score",
+	"previous_publication_id", "previous_band", "previous_score", "score_change", "band_change"}
 
 // banned are constructs one of the engines lacks (ClickHouse 18.16: window
 // functions, WITH name AS (subquery), DateTime64; DuckDB: FINAL, LIMIT BY).
@@ -303,9 +442,33 @@ func load(t *testing.T, s store.Store) {
 	if err := ts.InsertTrustRecords(ctx, trustRewrites); err != nil {
 		t.Fatalf("InsertTrustRecords: %v", err)
 	}
+	rs, ok := s.(store.ResultStore)
+	if !ok {
+		t.Fatalf("%T keeps no results", s)
+	}
+	for i := 0; i < 2; i++ {
+		if err := rs.InsertOwnerBursts(ctx, bursts); err != nil {
+			t.Fatalf("InsertOwnerBursts: %v", err)
+		}
+		if err := rs.InsertProvenanceSignals(ctx, signals); err != nil {
+			t.Fatalf("InsertProvenanceSignals: %v", err)
+		}
+	}
+	if err := rs.InsertOwnerBursts(ctx, burstRewrites); err != nil {
+		t.Fatalf("InsertOwnerBursts: %v", err)
+	}
+	if err := rs.InsertProvenanceSignals(ctx, signalRewrites); err != nil {
+		t.Fatalf("InsertProvenanceSignals: %v", err)
+	}
 }
 
-// examples returns the example files and their SQL with {{now_ms}} replaced.
+// serverRuns lists the servers a file with the {{server}} placeholder is
+// run for; the expected rows of each run are under "file?server=name".
+var serverRuns = map[string][]string{"band_history.sql": {"a/alpha", "b/beta"}}
+
+// examples returns the example runs and their SQL, placeholders replaced:
+// {{now_ms}} in every file, {{server}} once per server of serverRuns (the
+// run is then named "file?server=name").
 func examples(t *testing.T) map[string]string {
 	t.Helper()
 	files, err := filepath.Glob("*.sql")
@@ -326,10 +489,22 @@ func examples(t *testing.T) map[string]string {
 			t.Errorf("%s uses %q, which one of the engines lacks", f, m)
 		}
 		q := strings.ReplaceAll(src, "{{now_ms}}", strconv.FormatInt(now.UnixMilli(), 10))
-		if strings.Contains(q, "{{") {
-			t.Errorf("%s: a placeholder other than {{now_ms}} is left", f)
+		runs := map[string]string{f: q}
+		if servers, ok := serverRuns[f]; ok {
+			if !strings.Contains(src, "{{server}}") {
+				t.Errorf("%s: no {{server}} placeholder", f)
+			}
+			runs = map[string]string{}
+			for _, sv := range servers {
+				runs[f+"?server="+sv] = strings.ReplaceAll(q, "{{server}}", sv)
+			}
 		}
-		out[f] = q
+		for name, q := range runs {
+			if strings.Contains(stripComments(q), "{{") {
+				t.Errorf("%s: a placeholder other than {{now_ms}} (and {{server}} where serverRuns says) is left", name)
+			}
+			out[name] = q
+		}
 	}
 	for f := range expected {
 		if _, ok := out[f]; !ok {
@@ -396,7 +571,7 @@ func runExamples(t *testing.T, q store.Querier) {
 	}
 	sort.Strings(names)
 	for _, f := range names {
-		t.Run(strings.TrimSuffix(f, ".sql"), func(t *testing.T) {
+		t.Run(strings.TrimSuffix(strings.Replace(f, ".sql?server=", "/", 1), ".sql"), func(t *testing.T) {
 			want, ok := expected[f]
 			if !ok {
 				t.Fatalf("no expected rows for %s: add them to expected", f)

@@ -53,7 +53,7 @@ type ResultStore interface {
 	// OwnerBursts returns, per (namespace, day), the row with the greatest
 	// as_of, filtered by q, ordered by day then namespace.
 	OwnerBursts(ctx context.Context, q OwnerBurstQuery) ([]OwnerBurstRow, error)
-	// LatestDay returns the newest day of owner_bursts ("" when empty).
+	// LatestOwnerBurstDay returns the newest day of owner_bursts ("" when empty).
 	LatestOwnerBurstDay(ctx context.Context) (string, error)
 	// DriftStates returns a server's drift_states rows, newest as_of first,
 	// at most limit (ClampLimit with MaxEventLimit).

@@ -8,7 +8,10 @@
 // idempotency, the winner rules (earliest observation per record, latest view
 // tie-breaking, last write per id), paging and filters, counts, ErrNotFound,
 // and the health history (HealthChecks, LatestHealth). RunRestart checks
-// that what was written survives closing and reopening the store.
+// that what was written survives closing and reopening the store; RunTrust,
+// RunIncidents, RunReview, RunProvenance, RunHealthBulk, RunResults
+// (store.ResultStore and the views of its tables) and RunBulk
+// (store.BulkReader) cover the other interfaces.
 //
 // A store may implement Optimize(ctx) error (ClickHouse: OPTIMIZE … FINAL);
 // the suite then checks that reads are the same before and after it.

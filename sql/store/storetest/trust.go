@@ -1,6 +1,8 @@
 package storetest
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"testing"
 	"time"
@@ -47,8 +49,16 @@ func trec(server, pub string, at time.Time, score *float64, band string) store.T
 	return store.TrustRecord{
 		Server: server, PublicationID: pub, ComputedAt: at, Score: score, Band: band, ToolfinderScore: 42,
 		ContentSHA256: "sha-" + server + "-" + pub,
+		LeafHash:      leafHash(server, pub),
 		Record:        `{"server":"` + server + `","publication_id":"` + pub + `","band":"` + band + `"}`,
 	}
+}
+
+// leafHash is a stand-in leaf hash (64 hex digits) that differs per
+// record, so a leaf read back under the wrong server shows.
+func leafHash(server, pub string) string {
+	h := sha256.Sum256([]byte(server + "\x00" + pub))
+	return hex.EncodeToString(h[:])
 }
 
 func normTrust(rs ...store.TrustRecord) []store.TrustRecord {
