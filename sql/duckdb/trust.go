@@ -153,6 +153,40 @@ func (s *Store) LatestTrustRecord(ctx context.Context, server string) (store.Tru
 	return out[0], nil
 }
 
+// TrustRecordIn returns a server's record in one visible publication, or
+// ErrNotFound.
+func (s *Store) TrustRecordIn(ctx context.Context, server, publicationID string) (store.TrustRecord, error) {
+	rows, err := s.db.QueryContext(ctx, `SELECT `+trustRecordSelect+` FROM trust_records
+		WHERE server = ? AND publication_id = ? AND publication_id IN (SELECT id FROM publications) LIMIT 1`, server, publicationID)
+	if err != nil {
+		return store.TrustRecord{}, fmt.Errorf("duckdb: trust record of %q in %q: %w", server, publicationID, err)
+	}
+	out, err := scanTrustRecords(rows)
+	if err != nil {
+		return store.TrustRecord{}, fmt.Errorf("duckdb: trust record of %q in %q: %w", server, publicationID, err)
+	}
+	if len(out) == 0 {
+		return store.TrustRecord{}, fmt.Errorf("duckdb: trust record of %q in %q: %w", server, publicationID, store.ErrNotFound)
+	}
+	return out[0], nil
+}
+
+// TrustRecordsOf returns a server's records of every visible publication,
+// newest first, at most limit (ClampLimit with MaxEventLimit).
+func (s *Store) TrustRecordsOf(ctx context.Context, server string, limit int) ([]store.TrustRecord, error) {
+	rows, err := s.db.QueryContext(ctx, `SELECT `+trustRecordSelect+` FROM trust_records
+		WHERE server = ? AND publication_id IN (SELECT id FROM publications)
+		ORDER BY computed_at DESC, publication_id DESC LIMIT ?`, server, store.ClampLimit(limit, store.MaxEventLimit))
+	if err != nil {
+		return nil, fmt.Errorf("duckdb: trust records of %q: %w", server, err)
+	}
+	out, err := scanTrustRecords(rows)
+	if err != nil {
+		return nil, fmt.Errorf("duckdb: trust records of %q: %w", server, err)
+	}
+	return out, nil
+}
+
 // HealthCheckByID returns one stored health check.
 func (s *Store) HealthCheckByID(ctx context.Context, id string) (store.HealthCheck, error) {
 	rows, err := s.db.QueryContext(ctx, `SELECT `+healthSelect+` FROM health_checks WHERE id = ?`, id)

@@ -36,6 +36,13 @@ type TrustStore interface {
 	// LatestTrustRecord returns the server's record from the newest visible
 	// publication that holds it, or ErrNotFound.
 	LatestTrustRecord(ctx context.Context, server string) (TrustRecord, error)
+	// TrustRecordIn returns the server's record in one visible
+	// publication, or ErrNotFound.
+	TrustRecordIn(ctx context.Context, server, publicationID string) (TrustRecord, error)
+	// TrustRecordsOf returns the server's records of every visible
+	// publication, newest first, at most limit (ClampLimit with
+	// MaxEventLimit): every stored publication's evidence resolves.
+	TrustRecordsOf(ctx context.Context, server string, limit int) ([]TrustRecord, error)
 
 	// HealthCheckByID returns one stored health check or ErrNotFound.
 	HealthCheckByID(ctx context.Context, id string) (HealthCheck, error)
