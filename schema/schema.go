@@ -149,8 +149,11 @@ type SnapshotEnd struct {
 	Entries int    `json:"entries"` // accepted entries published before this marker
 	Names   int    `json:"names"`
 	Rejects int    `json:"rejects"` // entries sent to the DLQ instead
-	// Incomplete is set when the source could not be read to its end
-	// (truncated file, a page that failed): the differ treats it as partial.
+	// Incomplete is set when the listing lacks entries its source held: it
+	// could not be read to its end (truncated file, a page that failed), or
+	// entries in it could not be read (no valid name, malformed, too large;
+	// such an entry may be any server's). The differ treats it as partial:
+	// no removals.
 	Incomplete bool `json:"incomplete"`
 }
 
@@ -239,4 +242,7 @@ const (
 	ReasonMissingField   = "missing_field" // a field every consumer needs is empty
 	ReasonInvalidValue   = "invalid_value" // a field holds a value outside its domain
 	ReasonUnknownKind    = "unknown_kind"  // a drift event kind or message type we do not know
+	// ReasonTooManyVersions: more versions of one name than one listing takes
+	// (registry.MaxVersionsPerName).
+	ReasonTooManyVersions = "too_many_versions"
 )

@@ -14,10 +14,8 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/forum-mcp/forum/api"
-	"github.com/forum-mcp/forum/ingest/differ"
 	"github.com/forum-mcp/forum/ingest/probe"
 	"github.com/forum-mcp/forum/ingest/registry"
-	"github.com/forum-mcp/forum/schema"
 	"github.com/forum-mcp/forum/sql/store"
 )
 
@@ -109,59 +107,6 @@ Example:
 	cfg.bindCommon(cmd.Flags())
 	cfg.bindStore(cmd.Flags())
 	cmd.Flags().StringVar(&format, "format", "table", "table or json (one object per line)")
-	return cmd
-}
-
-func newDiffCmd() *cobra.Command {
-	var ratio float64
-	cmd := &cobra.Command{
-		Use:   "diff OLD NEW",
-		Short: "Print the drift events between two snapshot files as JSON lines",
-		Long: `diff compares two snapshot files (json or json.gz, either registry format) and
-prints one drift event per line on stdout (SPEC §2 fields), then a count per
-kind on stderr. The event time is NEW's capture time (from a MANIFEST.tsv
-beside it, else a date in its name, else now).
-
-When NEW holds fewer than --partial-ratio of OLD's names it is read as a
-partial crawl: removals are not reported.`,
-		Args: cobra.ExactArgs(2),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			load := func(path string) (differ.Snapshot, error) {
-				f := registry.SnapshotFile{Path: path, CapturedAt: captureTime(path)}
-				entries, rejects, st, err := registry.LoadSnapshotFile(f)
-				if err != nil {
-					return differ.Snapshot{}, err
-				}
-				for _, r := range rejects {
-					fmt.Fprintf(os.Stderr, "%s: skipped bad input: %s: %s\n", filepath.Base(path), r.Reason, r.Detail)
-				}
-				return differ.Snapshot{ID: registry.SnapshotID(f.CapturedAt), Mode: schema.ModeFull, ObservedAt: f.CapturedAt, Entries: entries, Incomplete: st.Incomplete}, nil
-			}
-			old, err := load(args[0])
-			if err != nil {
-				return err
-			}
-			cur, err := load(args[1])
-			if err != nil {
-				return err
-			}
-			base := differ.Diff(differ.NewState(), old, differ.Options{}).Next
-			res := differ.Diff(base, cur, differ.Options{PartialRatio: ratio})
-			enc := json.NewEncoder(os.Stdout)
-			for i := range res.Events {
-				if err := enc.Encode(&res.Events[i]); err != nil {
-					return err
-				}
-			}
-			note := ""
-			if res.Partial {
-				note = " (partial: removals suppressed)"
-			}
-			fmt.Fprintf(os.Stderr, "%d events%s: %s\n", len(res.Events), note, differ.FormatCounts(differ.Counts(res.Events)))
-			return nil
-		},
-	}
-	cmd.Flags().Float64Var(&ratio, "partial-ratio", differ.DefaultPartialRatio, "share of OLD's names NEW must hold to be trusted for removals")
 	return cmd
 }
 

@@ -12,18 +12,37 @@
 //   - Each server's scored view is its latest entry: the one flagged isLatest,
 //     else the one published last (the reading of ../shared/tools/refdiff.py).
 //   - Partial-crawl guard: a full snapshot holding fewer than PartialRatio of
-//     the known names (or one the source could not read to its end) emits no
-//     removals, and is merged into the known state instead of replacing it.
-//     The real corpus has six 100-entry captures (2025-09-30 → 10-06) that
-//     would otherwise read as mass removal and then mass re-addition.
-//   - Incremental snapshots are always merged; a server's latest entry is then
-//     re-chosen from everything known of its versions.
+//     the known names, or one marked Incomplete, emits no removals, and is
+//     merged into the known state instead of replacing it. The real corpus
+//     has six 100-entry captures (2025-09-30 → 10-06) that would otherwise
+//     read as mass removal and then mass re-addition.
+//   - Incomplete means the listing lacks entries its source held: the source
+//     could not be read to its end (a truncated file, a page that failed), or
+//     an entry in it could not be read (no valid name, malformed, too large:
+//     registry.SnapshotStats.Unreadable). An unreadable entry may be any
+//     server's, so such a snapshot cannot say what is gone: it is partial for
+//     removals (its additions and changes are still reported), and the
+//     summary says so (partial, with its rejects). Rejects that hide no
+//     server (a duplicate whose first copy was kept, versions over the
+//     per-name bound) leave a listing whole.
+//   - Incremental snapshots are always merged.
+//   - A merged snapshot (partial or incremental) says what it holds, never
+//     what it lacks, so it moves a server's latest view only to a version it
+//     marks latest; the versions of that server it does not carry lose their
+//     mark (the registry keeps one latest per server, and flips the old one
+//     without touching its updatedAt, so an incremental page never carries
+//     it). A merged snapshot holding only older versions of a server leaves
+//     the server's view as it was: nothing is derived from an older version.
+//   - A new server whose latest entry a merged snapshot lacks is reported new
+//     with the best version it holds as a stand-in (Latest.Provisional); the
+//     first sight of its real latest is a baseline, not a change.
 package differ
 
 import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"fmt"
 	"maps"
 	"runtime"
 	"slices"
@@ -55,6 +74,10 @@ type Content struct {
 type Latest struct {
 	Version string `json:"v"`
 	Content
+	// Provisional marks a stand-in: a merged snapshot showed the server
+	// without its latest entry. The first entry marked latest replaces it
+	// without change events (it was never the registry's latest view).
+	Provisional bool `json:"pv,omitempty"`
 }
 
 // State is the known registry: every version seen and each server's latest.
@@ -86,7 +109,9 @@ type Snapshot struct {
 	Mode       string // schema.ModeFull or schema.ModeIncremental
 	ObservedAt time.Time
 	Entries    []schema.Entry
-	// Incomplete marks a listing the source could not read to its end.
+	// Incomplete marks a listing that lacks entries its source held: it
+	// could not be read to its end, or some of its entries could not be
+	// read (see the package doc). Removals are then not inferred.
 	Incomplete bool
 }
 
@@ -99,8 +124,11 @@ type Options struct {
 type Result struct {
 	Events  []schema.DriftEvent
 	Partial bool
-	Names   int // names in the snapshot
-	Next    *State
+	// PartialReason says why a full snapshot was read as partial ("" when
+	// it was not), for logs and the CLI.
+	PartialReason string
+	Names         int // names in the snapshot
+	Next          *State
 }
 
 // Endpoints returns the canonical form of a server's remote set: sorted
@@ -258,19 +286,26 @@ func Diff(known *State, snap Snapshot, opt Options) Result {
 	}
 	nv, nl, names := snapshotView(snap.Entries)
 	incremental := snap.Mode == schema.ModeIncremental
-	partial := !incremental && (snap.Incomplete || float64(len(nl)) < ratio*float64(len(known.Latest)))
+	reason := ""
+	if !incremental {
+		switch {
+		case snap.Incomplete:
+			reason = "the listing is incomplete (cut short, or entries could not be read)"
+		case float64(len(nl)) < ratio*float64(len(known.Latest)):
+			reason = fmt.Sprintf("%d names, under %.0f%% of the %d known", len(nl), 100*ratio, len(known.Latest))
+		}
+	}
+	partial := reason != ""
+	merge := partial || incremental
 
-	if incremental {
-		// Re-choose each touched server's latest from all its known versions.
+	// merged holds, for each server a merged snapshot touches, everything
+	// known of its versions with the snapshot's on top.
+	var merged map[string]map[string]Content
+	if merge {
+		merged = make(map[string]map[string]Content, len(names))
 		for _, n := range names {
-			merged := make(map[string]Content, len(known.Versions[n])+len(nv[n]))
-			for v, c := range known.Versions[n] {
-				merged[v] = c
-			}
-			for v, c := range nv[n] {
-				merged[v] = c
-			}
-			nl[n] = pickLatest(merged)
+			old, existed := known.Latest[n]
+			merged[n], nl[n] = mergeServer(known.Versions[n], nv[n], nl[n], old, existed)
 		}
 	}
 
@@ -310,6 +345,9 @@ func Diff(known *State, snap Snapshot, opt Options) Result {
 		for _, v := range added {
 			add(n, schema.KindVersionAdded, v, old.Version, v, old.Version != v)
 		}
+		if old.Provisional && !l.Provisional && l.IsLatest {
+			continue // a stand-in replaced by the real latest: a baseline, not a change
+		}
 		bump := old.Version != l.Version
 		if old.Description != l.Description {
 			add(n, schema.KindDescriptionChanged, l.Version, old.Description, l.Description, bump)
@@ -324,7 +362,7 @@ func Diff(known *State, snap Snapshot, opt Options) Result {
 			add(n, schema.KindStatusChanged, l.Version, statusOr(old.Status), statusOr(l.Status), bump)
 		}
 	}
-	if !partial && !incremental {
+	if !merge {
 		gone := make([]string, 0)
 		for n := range known.Latest {
 			if _, ok := nl[n]; !ok {
@@ -353,50 +391,64 @@ func Diff(known *State, snap Snapshot, opt Options) Result {
 			next.FirstSeen[n] = at
 		}
 	}
-	if partial || incremental {
-		// Merge: what the snapshot adds or changes is kept, what it lacks stays.
-		next.Versions = make(map[string]map[string]Content, len(known.Versions)+len(nv))
-		for n, vm := range known.Versions {
-			next.Versions[n] = vm
-		}
-		for n, vm := range nv {
-			// Merge per version: a partial capture that lacks some versions
-			// of a server says nothing about them.
-			merged := make(map[string]Content, len(known.Versions[n])+len(vm))
-			for v, c := range known.Versions[n] {
-				merged[v] = c
-			}
-			for v, c := range vm {
-				merged[v] = c
-			}
-			next.Versions[n] = merged
-		}
+	if merge {
+		// What the snapshot adds or changes is kept, what it lacks stays.
+		// Untouched servers share known's version maps (never written).
+		next.Versions = make(map[string]map[string]Content, len(known.Versions)+len(merged))
+		maps.Copy(next.Versions, known.Versions)
+		maps.Copy(next.Versions, merged)
 		next.Latest = make(map[string]Latest, len(known.Latest)+len(nl))
-		for n, l := range known.Latest {
-			next.Latest[n] = l
-		}
-		for n, l := range nl {
-			next.Latest[n] = l
-		}
+		maps.Copy(next.Latest, known.Latest)
+		maps.Copy(next.Latest, nl)
 	} else {
 		next.Versions, next.Latest = nv, nl
 	}
-	return Result{Events: ev, Partial: partial, Names: len(nl), Next: next}
+	return Result{Events: ev, Partial: partial, PartialReason: reason, Names: len(nl), Next: next}
 }
 
-func pickLatest(vm map[string]Content) Latest {
-	keys := make([]string, 0, len(vm))
-	for v := range vm {
-		keys = append(keys, v)
+// mergeServer merges a snapshot's versions of one server (sv, and pick, the
+// snapshot's own choice of latest among them) into what is known (kv, and
+// old when existed), for a snapshot that cannot vouch for what it lacks:
+//   - a version the snapshot marks latest is the view, and the known
+//     versions it does not carry lose their mark (they can only be stale);
+//   - otherwise a known server keeps its view: the snapshot holds older
+//     versions only, or shows the latest demoted without its successor,
+//     and neither says what the latest is now. A source that marks no
+//     version at all (old captures) moves the view to a version published
+//     after it, as a full listing would;
+//   - a new server without a marked version gets pick as a stand-in.
+func mergeServer(kv, sv map[string]Content, pick Latest, old Latest, existed bool) (map[string]Content, Latest) {
+	out := make(map[string]Content, len(kv)+len(sv))
+	for v, c := range kv {
+		if pick.IsLatest && c.IsLatest {
+			if _, carried := sv[v]; !carried {
+				c.IsLatest = false
+			}
+		}
+		out[v] = c
 	}
-	sort.Strings(keys) // deterministic tie-break among equal candidates
-	var out Latest
-	for i, v := range keys {
-		if i == 0 || better(vm[v], out.Content) {
-			out = Latest{Version: v, Content: vm[v]}
+	maps.Copy(out, sv)
+	switch {
+	case pick.IsLatest:
+		return out, pick
+	case !existed:
+		pick.Provisional = true
+		return out, pick
+	case !old.IsLatest && !anyLatest(kv) && pick.PublishedAt.After(old.PublishedAt):
+		pick.Provisional = old.Provisional
+		return out, pick
+	default:
+		return out, old
+	}
+}
+
+func anyLatest(vm map[string]Content) bool {
+	for _, c := range vm {
+		if c.IsLatest {
+			return true
 		}
 	}
-	return out
+	return false
 }
 
 func statusOr(s string) string {

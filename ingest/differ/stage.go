@@ -224,7 +224,8 @@ func (s *Stage) apply(ctx context.Context, w *kafka.Writer, end schema.RecordMsg
 		return err
 	}
 	s.log.Info("snapshot applied", zap.String("snapshot", sum.ID), zap.Int("entries", sum.Entries), zap.Int("names", sum.Names),
-		zap.Bool("partial", sum.Partial), zap.Int("events", sum.Events), zap.String("counts", FormatCounts(sum.Counts)))
+		zap.Bool("partial", sum.Partial), zap.String("partial_reason", res.PartialReason), zap.Int("rejects", sum.Rejects),
+		zap.Int("events", sum.Events), zap.String("counts", FormatCounts(sum.Counts)))
 	return nil
 }
 

@@ -10,9 +10,11 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"math/rand/v2"
 	"net/http"
 	"net/url"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -66,7 +68,7 @@ func (e *PageError) Error() string {
 	b.WriteString("registry: page")
 	if e.URL != "" {
 		b.WriteString(" ")
-		b.WriteString(e.URL)
+		b.WriteString(schema.Bound(e.URL, maxURLBytes))
 	}
 	fmt.Fprintf(&b, ": %s", e.Reason)
 	if e.Status != 0 {
@@ -197,10 +199,18 @@ func (o *CrawlerOptions) validate() error {
 //     seen twice stops the crawl with ErrCursorLoop; more than MaxPages pages
 //     stops it with ErrTooManyPages.
 //   - Bad entries never stop a crawl: each raw entry goes through ParseEntry;
-//     one it rejects (invalid UTF-8, missing name, too large, …), or a second
-//     copy of a (name, version) already emitted in this crawl, becomes a
-//     DLQMessage with the reason code (the first copy is kept), and the crawl
-//     goes on with the next entry.
+//     one it rejects (invalid UTF-8, missing name, too large, …), a second
+//     copy of a (name, version) already emitted in this crawl (the first copy
+//     is kept), or a version of a name past MaxVersionsPerName, becomes a
+//     DLQMessage with the reason code, and the crawl goes on with the next
+//     entry. CrawlResult.Unreadable counts the rejects that may hide a server.
+//   - Incremental crawls re-read the versions of every server whose new
+//     latest they list (`GET {base}/v0.1/servers/{name}/versions`) and emit
+//     those not listed yet: the registry flips the old latest's isLatest
+//     without changing its updatedAt, so updated_since never lists it, and
+//     without this second look the old latest would stay marked latest
+//     downstream beside the new one. These entries do not move the watermark
+//     (they were not read in updatedAt order).
 //   - Bad pages stop a crawl: a 429, a 5xx, a network error, or a 200 whose
 //     body is not the expected JSON is retried with exponential back-off and
 //     jitter (Retry-After honoured, waits capped). If the page still fails, or
@@ -218,8 +228,10 @@ func (o *CrawlerOptions) validate() error {
 //     ProgressEvery pages, retries at warn, the outcome once at the end.
 //
 // Requests and bodies are bounded: one timeout per request, MaxBodyBytes per
-// page, MaxEntryBytes per entry (ParseEntry), schema.MaxDLQPayload bytes of input per
-// DLQ message.
+// page, MaxEntryBytes per entry (ParseEntry), MaxVersionsPerName versions per
+// server, schema.MaxDLQPayload bytes of input per DLQ message. Errors and
+// logs quote what the registry made (a cursor, a URL carrying one, a body)
+// bounded, never whole.
 type Crawler struct {
 	opts CrawlerOptions
 	base string // BaseURL without a trailing '/'
@@ -249,7 +261,10 @@ type CrawlResult struct {
 	Entries int // entries emitted
 	Names   int // distinct server names among them
 	Rejects int // DLQ messages sent (entries and pages)
-	Retries int // attempts beyond the first, over all pages
+	// Unreadable counts the entries rejected because they could not be read
+	// into one (see SnapshotStats.Unreadable): the listing may lack a server.
+	Unreadable int
+	Retries    int // attempts beyond the first, over all pages
 	// Incomplete is set when the crawl stopped before the registry's last
 	// page (Crawl then returns an error): what was emitted is kept, but the
 	// listing must not be read as the whole registry.
@@ -283,8 +298,9 @@ func (c *Crawler) Crawl(ctx context.Context, since time.Time,
 	}
 	var (
 		maxUpdated = since
-		seen       = make(map[string]int)  // name@version → page it was first seen on
-		names      = make(map[string]bool) // distinct names emitted
+		seen       = make(map[string]int) // name@version → page it was first seen on
+		names      = make(versionCounts)  // versions emitted per name
+		newLatest  = make(map[string]bool)
 		cursors    = map[string]bool{"": true}
 		cursor     string
 	)
@@ -309,10 +325,66 @@ func (c *Crawler) Crawl(ctx context.Context, since time.Time,
 	}
 	sendDLQ := func(m schema.DLQMessage) error {
 		if err := rej(m); err != nil {
-			return fmt.Errorf("registry: reject %s (%s): %w", m.Reason, m.Source, err)
+			return fmt.Errorf("registry: reject %s (%s): %w", m.Reason, schema.Bound(m.Source, maxURLBytes), err)
 		}
 		res.Rejects++
 		return nil
+	}
+	// take handles one raw entry of a page: of the listing when of is "",
+	// else of a second look at the versions of server of.
+	take := func(pageURL string, page int, raw json.RawMessage, of string) error {
+		listed := of == ""
+		e, reason, detail, key := c.parse(raw)
+		if reason != "" {
+			res.Unreadable++
+		} else if !listed && e.Server.Name != of {
+			reason, key = schema.ReasonInvalidValue, e.Server.Name+"@"+e.Server.Version
+			detail = fmt.Sprintf("the versions of %s list an entry of %s", schema.Bound(of, maxKeyBytes), schema.Bound(e.Server.Name, maxKeyBytes))
+		} else {
+			key = e.Server.Name + "@" + e.Server.Version
+			if first, dup := seen[key]; dup {
+				if !listed {
+					return nil // already emitted from the listing: the second look adds nothing
+				}
+				reason = schema.ReasonDuplicateEntry
+				detail = fmt.Sprintf("a second entry for %s in one crawl (first on page %d); the first is kept", schema.Bound(key, maxKeyBytes), first)
+			} else if !names.admit(e.Server.Name, e.Meta.IsLatest) {
+				reason, detail = schema.ReasonTooManyVersions, tooManyVersions(e.Server.Name)
+			} else {
+				seen[key] = page
+			}
+			if listed && e.Meta.UpdatedAt.After(maxUpdated) {
+				maxUpdated = e.Meta.UpdatedAt
+			}
+		}
+		if reason != "" {
+			return sendDLQ(c.dlq(pageURL, reason, detail, key, raw, len(raw)))
+		}
+		if err := emit(e); err != nil {
+			return fmt.Errorf("registry: emit %s: %w", schema.Bound(key, maxKeyBytes), err)
+		}
+		res.Entries++
+		if listed && e.Meta.IsLatest {
+			newLatest[e.Server.Name] = true
+		}
+		return nil
+	}
+	// fetch gets one page; a page that fails is sent to the DLQ.
+	fetch := func(pageURL string) ([]json.RawMessage, string, error) {
+		raws, next, retries, err := c.fetchPage(ctx, pageURL)
+		res.Retries += retries
+		if err != nil {
+			var pe *pageFailure
+			if errors.As(err, &pe) {
+				if derr := sendDLQ(c.dlq(pageURL, pe.PageError.Reason, pe.PageError.Error(), "", pe.payload, pe.payloadBytes)); derr != nil {
+					return nil, "", errors.Join(pe.PageError, derr)
+				}
+				return nil, "", pe.PageError
+			}
+			return nil, "", err
+		}
+		res.Pages++
+		return raws, next, nil
 	}
 
 	c.log.Info("crawl start", zap.String("source", c.base), zap.String("mode", res.Mode), zap.Time("since", since))
@@ -321,66 +393,87 @@ func (c *Crawler) Crawl(ctx context.Context, since time.Time,
 			return finish(fmt.Errorf("registry: crawl: %w", err))
 		}
 		if res.Pages >= c.opts.MaxPages {
-			return finish(fmt.Errorf("%w: stopped after %d pages with cursor %q left", ErrTooManyPages, res.Pages, cursor))
+			return finish(fmt.Errorf("%w: stopped after %d pages with cursor %q left", ErrTooManyPages, res.Pages, schema.Bound(cursor, maxCursorQuote)))
 		}
 		pageURL := c.pageURL(cursor, since)
-		raws, next, retries, err := c.fetchPage(ctx, pageURL)
-		res.Retries += retries
+		raws, next, err := fetch(pageURL)
 		if err != nil {
-			var pe *pageFailure
-			if errors.As(err, &pe) {
-				if derr := sendDLQ(c.dlq(pageURL, pe.PageError.Reason, pe.PageError.Error(), "", pe.payload, pe.payloadBytes)); derr != nil {
-					return finish(errors.Join(pe.PageError, derr))
-				}
-				return finish(pe.PageError)
-			}
 			return finish(err)
 		}
-		res.Pages++
 		page := res.Pages
 		for _, raw := range raws {
-			e, reason, detail, key := c.parse(raw)
-			if reason == "" {
-				key = e.Server.Name + "@" + e.Server.Version
-				if first, dup := seen[key]; dup {
-					reason = schema.ReasonDuplicateEntry
-					detail = fmt.Sprintf("a second entry for %s in one crawl (first on page %d); the first is kept", key, first)
-				} else {
-					seen[key] = page
-				}
-				if e.Meta.UpdatedAt.After(maxUpdated) {
-					maxUpdated = e.Meta.UpdatedAt
-				}
+			if err := take(pageURL, page, raw, ""); err != nil {
+				return finish(err)
 			}
-			if reason != "" {
-				if err := sendDLQ(c.dlq(pageURL, reason, detail, key, raw, len(raw))); err != nil {
-					return finish(err)
-				}
-				continue
-			}
-			if err := emit(e); err != nil {
-				return finish(fmt.Errorf("registry: emit %s: %w", key, err))
-			}
-			res.Entries++
-			names[e.Server.Name] = true
 		}
 		if c.opts.ProgressEvery > 0 && res.Pages%c.opts.ProgressEvery == 0 {
 			c.log.Info("crawl progress", zap.Int("pages", res.Pages), zap.Int("entries", res.Entries),
 				zap.Int("rejects", res.Rejects), zap.Duration("elapsed", c.opts.Now().Sub(res.Started)))
 		}
 		if ce := c.log.Check(zap.DebugLevel, "page"); ce != nil {
-			ce.Write(zap.String("url", pageURL), zap.Int("rows", len(raws)), zap.Bool("last", next == ""))
+			ce.Write(zap.String("url", schema.Bound(pageURL, maxURLBytes)), zap.Int("rows", len(raws)), zap.Bool("last", next == ""))
 		}
 		if next == "" {
-			return finish(nil)
+			break
 		}
 		if cursors[next] {
-			return finish(fmt.Errorf("%w: cursor %q came back on page %d", ErrCursorLoop, next, res.Pages))
+			return finish(fmt.Errorf("%w: cursor %q came back on page %d", ErrCursorLoop, schema.Bound(next, maxCursorQuote), res.Pages))
 		}
 		cursors[next] = true
 		cursor = next
 	}
+	if res.Mode == schema.ModeIncremental && len(newLatest) > 0 {
+		c.log.Info("re-reading the versions of servers with a new latest", zap.Int("servers", len(newLatest)))
+		for _, name := range slices.Sorted(maps.Keys(newLatest)) {
+			if err := c.versions(ctx, name, fetch, take); err != nil {
+				return finish(err)
+			}
+		}
+	}
+	return finish(nil)
 }
+
+// versions lists every version of one server (following cursors, at most
+// enough pages for MaxVersionsPerName) and hands each entry to take.
+func (c *Crawler) versions(ctx context.Context, name string,
+	fetch func(string) ([]json.RawMessage, string, error),
+	take func(pageURL string, page int, raw json.RawMessage, of string) error,
+) error {
+	base := c.base + "/v0.1/servers/" + url.PathEscape(name) + "/versions"
+	cursors := map[string]bool{"": true}
+	pageURL := base
+	for pages := 1; ; pages++ {
+		if err := ctx.Err(); err != nil {
+			return fmt.Errorf("registry: crawl: %w", err)
+		}
+		raws, next, err := fetch(pageURL)
+		if err != nil {
+			return err
+		}
+		for _, raw := range raws {
+			if err := take(pageURL, 0, raw, name); err != nil {
+				return err
+			}
+		}
+		switch {
+		case next == "":
+			return nil
+		case cursors[next]:
+			return fmt.Errorf("%w: cursor %q came back listing the versions of %s", ErrCursorLoop, schema.Bound(next, maxCursorQuote), schema.Bound(name, maxKeyBytes))
+		case pages > MaxVersionsPerName/c.opts.PageLimit+1:
+			return fmt.Errorf("%w: the versions of %s run past %d pages", ErrTooManyPages, schema.Bound(name, maxKeyBytes), pages)
+		}
+		cursors[next] = true
+		pageURL = base + "?" + url.Values{"cursor": {next}}.Encode()
+	}
+}
+
+// Bounds of what an error or a log line quotes of a registry-made string:
+// a cursor, or a URL that carries one.
+const (
+	maxCursorQuote = 100
+	maxURLBytes    = 512
+)
 
 // parse turns one raw entry into an Entry, or a reason code, a detail and a
 // DLQ key (name@version when known).
@@ -431,7 +524,7 @@ func (c *Crawler) fetchPage(ctx context.Context, pageURL string) ([]json.RawMess
 			return raws, next, attempt - 1, nil
 		}
 		if ctx.Err() != nil {
-			return nil, "", attempt - 1, fmt.Errorf("registry: GET %s: %w", pageURL, ctx.Err())
+			return nil, "", attempt - 1, fmt.Errorf("registry: GET %s: %w", schema.Bound(pageURL, maxURLBytes), ctx.Err())
 		}
 		var pf *pageFailure
 		if errors.As(err, &pf) {
@@ -441,18 +534,29 @@ func (c *Crawler) fetchPage(ctx context.Context, pageURL string) ([]json.RawMess
 			if pf != nil {
 				return nil, "", attempt - 1, pf
 			}
-			return nil, "", attempt - 1, fmt.Errorf("%w: GET %s: %d attempts: %w", ErrUnreachable, pageURL, attempt, err)
+			return nil, "", attempt - 1, fmt.Errorf("%w: GET %s: %d attempts: %w", ErrUnreachable, schema.Bound(pageURL, maxURLBytes), attempt, withoutURL(err))
 		}
 		if wait < 0 { // no Retry-After: exponential back-off with jitter
 			wait = c.opts.Jitter(c.backoff(attempt))
 		}
 		wait = min(max(wait, 0), c.opts.MaxBackoff)
-		c.log.Warn("page failed, retrying", zap.String("url", pageURL), zap.Int("attempt", attempt),
-			zap.Duration("wait", wait), zap.Error(err))
+		c.log.Warn("page failed, retrying", zap.String("url", schema.Bound(pageURL, maxURLBytes)), zap.Int("attempt", attempt),
+			zap.Duration("wait", wait), zap.Error(withoutURL(err)))
 		if err := c.opts.Sleep(ctx, wait); err != nil {
-			return nil, "", attempt, fmt.Errorf("registry: GET %s: waiting to retry: %w", pageURL, err)
+			return nil, "", attempt, fmt.Errorf("registry: GET %s: waiting to retry: %w", schema.Bound(pageURL, maxURLBytes), err)
 		}
 	}
+}
+
+// withoutURL drops the URL net/http puts in its errors (*url.Error): the
+// callers quote the URL themselves, bounded, and a registry-made cursor in
+// it may be of any length.
+func withoutURL(err error) error {
+	var ue *url.Error
+	if errors.As(err, &ue) {
+		return fmt.Errorf("%s: %w", ue.Op, ue.Err)
+	}
+	return err
 }
 
 // backoff is the nominal wait after the attempt-th failure: BaseBackoff·2^(attempt-1), capped.

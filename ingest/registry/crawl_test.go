@@ -7,8 +7,10 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"net/http"
 	"net/http/httptest"
+	"net/url"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -83,7 +85,8 @@ func crawlParseAll(t testing.TB, rows []json.RawMessage) []schema.Entry {
 // crawlFake serves rows as the read API v0.1 does: pages of `limit`
 // (default 30, max 100), opaque cursors, `updated_since` strictly after
 // updatedAt, and a cursor on every page of exactly `limit` rows — even when
-// the next page is empty.
+// the next page is empty; and `/v0.1/servers/{name}/versions`, every row of
+// one name in one page.
 type crawlFake struct {
 	t     testing.TB
 	rows  []json.RawMessage
@@ -122,12 +125,51 @@ func crawlFakeUpdatedAt(raw []byte) time.Time {
 	return v.Meta[OfficialMetaKey].UpdatedAt
 }
 
+// crawlVersionsPath reads {name} out of /v0.1/servers/{name}/versions.
+func crawlVersionsPath(p string) (string, bool) {
+	rest, ok := strings.CutPrefix(p, "/v0.1/servers/")
+	if !ok {
+		return "", false
+	}
+	esc, ok := strings.CutSuffix(rest, "/versions")
+	if !ok || strings.Contains(esc, "/") {
+		return "", false
+	}
+	name, err := url.PathUnescape(esc)
+	return name, err == nil
+}
+
+func crawlFakeName(raw []byte) string {
+	var v struct {
+		Server struct {
+			Name string `json:"name"`
+		} `json:"server"`
+	}
+	_ = json.Unmarshal(raw, &v)
+	return v.Server.Name
+}
+
 func (f *crawlFake) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	f.mu.Lock()
 	f.reqs = append(f.reqs, r)
 	n := len(f.reqs)
 	f.mu.Unlock()
 	if f.hook != nil && f.hook(n, w, r) {
+		return
+	}
+	if name, ok := crawlVersionsPath(r.URL.EscapedPath()); ok {
+		var page []json.RawMessage
+		for _, row := range f.rows {
+			if crawlFakeName(row) == name {
+				page = append(page, row)
+			}
+		}
+		if len(page) == 0 {
+			http.Error(w, `{"title":"Not Found","status":404}`, http.StatusNotFound)
+			return
+		}
+		w.Header().Set("Content-Type", "application/json")
+		_, _ = w.Write(f.pageBody(page, ""))
 		return
 	}
 	if r.URL.Path != "/v0.1/servers" {
@@ -351,10 +393,25 @@ func TestCrawlIncremental(t *testing.T) {
 		{"the newest: nothing after it", times[len(times)-1]},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
+			// The rows updated since, then the other versions of each server
+			// whose new latest they carry (by name, in page order).
 			var want []schema.Entry
+			listed, bumped := map[string]bool{}, map[string]bool{}
 			for _, e := range all {
 				if e.Meta.UpdatedAt.After(tc.since) {
 					want = append(want, e)
+					listed[e.Server.Name+"@"+e.Server.Version] = true
+					if e.Meta.IsLatest {
+						bumped[e.Server.Name] = true
+					}
+				}
+			}
+			listing := len(want)
+			for _, n := range slices.Sorted(maps.Keys(bumped)) {
+				for _, e := range all {
+					if e.Server.Name == n && !listed[n+"@"+e.Server.Version] {
+						want = append(want, e)
+					}
 				}
 			}
 			f, srv := newCrawlFake(t, rows)
@@ -368,13 +425,18 @@ func TestCrawlIncremental(t *testing.T) {
 				t.Fatalf("result %+v", res)
 			}
 			wantMark := tc.since
-			if len(want) > 0 {
-				wantMark = crawlMaxUpdated(want)
+			if listing > 0 {
+				wantMark = crawlMaxUpdated(want[:listing])
 			}
 			if !res.Watermark.Equal(wantMark) {
 				t.Fatalf("watermark %v, want %v", res.Watermark, wantMark)
 			}
+			versions := 0
 			for _, r := range f.requests() {
+				if _, ok := crawlVersionsPath(r.URL.EscapedPath()); ok {
+					versions++
+					continue
+				}
 				got, err := time.Parse(time.RFC3339, r.URL.Query().Get("updated_since"))
 				if err != nil || !got.Equal(tc.since) {
 					t.Fatalf("updated_since %q (%v), want %v", r.URL.Query().Get("updated_since"), err, tc.since)
@@ -382,6 +444,9 @@ func TestCrawlIncremental(t *testing.T) {
 				if r.URL.Query().Has("version") {
 					t.Fatal("version filter sent")
 				}
+			}
+			if versions != len(bumped) {
+				t.Errorf("%d versions requests, want one per server with a new latest (%d)", versions, len(bumped))
 			}
 		})
 	}

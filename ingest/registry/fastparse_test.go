@@ -314,6 +314,12 @@ func FuzzReadSnapshotFast(f *testing.F) {
 		f.Add([]byte(d), uint16(64))
 	}
 	f.Add([]byte("["+good1+","+good2+","+legacy+"]"), uint16(100))
+	// Empty documents, and gzip streams whole and cut short (the gzip
+	// layer's own errors must reach both paths alike).
+	z := gz([]byte("[" + good1 + "," + good2 + "]"))
+	for _, d := range [][]byte{nil, []byte(" \n "), gz(nil), z, z[:len(z)-4], z[:len(z)/2]} {
+		f.Add(d, uint16(64))
+	}
 	f.Fuzz(func(t *testing.T, doc []byte, window uint16) {
 		if d := readBoth(doc, 1+int(window), 3); d != "" {
 			t.Fatal(d)

@@ -274,11 +274,11 @@ func (c *readCtx) fastRead(br io.Reader) error {
 		buf = buf[:cap(buf)]
 		n := copy(buf, carry)
 		if !eof {
-			m, err := io.ReadFull(br, buf[n:])
+			m, err := fill(br, buf[n:])
 			n += m
 			switch err {
 			case nil:
-			case io.EOF, io.ErrUnexpectedEOF:
+			case io.EOF:
 				eof = true
 			default:
 				eof, readErr = true, err
@@ -321,11 +321,11 @@ func (c *readCtx) fastRead(br io.Reader) error {
 					return nil
 				}
 				more := make([]byte, 64<<10)
-				m, err := io.ReadFull(br, more)
+				m, err := fill(br, more)
 				rest = append(rest, more[:m]...)
 				switch err {
 				case nil:
-				case io.EOF, io.ErrUnexpectedEOF:
+				case io.EOF:
 					eof = true
 				default:
 					eof, readErr = true, err
@@ -338,6 +338,22 @@ func (c *readCtx) fastRead(br io.Reader) error {
 			scribble(buf[:len(buf)-len(carry)])
 		}
 	}
+}
+
+// fill reads into p until it is full or the stream ends. Unlike io.ReadFull
+// it returns the stream's own error: io.EOF for a clean end, short or not,
+// and anything else as it came — a gzip stream cut short ends with
+// io.ErrUnexpectedEOF, which io.ReadFull would pass off as a short clean end.
+func fill(r io.Reader, p []byte) (int, error) {
+	n := 0
+	for n < len(p) {
+		m, err := r.Read(p[n:])
+		n += m
+		if err != nil {
+			return n, err
+		}
+	}
+	return n, nil
 }
 
 func scribble(b []byte) {

@@ -2,7 +2,11 @@
 // and the live read API (crawler). What flows out is schema.Entry values, one
 // per server version, and schema.DLQMessage values for input that could not
 // be read, each with a reason code. Nothing read here is trusted: entries are
-// size-bounded, UTF-8 checked and name-checked before they leave.
+// size-bounded, UTF-8 checked and name-checked before they leave, at most
+// MaxVersionsPerName versions of one server are taken from one listing, and
+// errors quote bad input bounded, never whole. SnapshotStats.Whole says
+// whether a listing is all its source held (read to its end, no entry lost
+// to the DLQ for being unreadable): only then can it say what is gone.
 //
 // Two wire shapes are read, because the real corpus has both:
 //   - legacy-v0 (to 2025-09-29): a flat server object with `status` at the top
@@ -42,6 +46,16 @@ import (
 // ~37 KB; anything far past that is hostile or broken.
 const MaxEntryBytes = 256 << 10
 
+// MaxVersionsPerName bounds the versions of one server a snapshot or a crawl
+// accepts. The real corpus's largest server has 66 versions (2025-11-28) and
+// the live registry's a few hundred; the registry itself takes up to 10,000
+// per name, so one publisher could otherwise flood every stage downstream
+// (a snapshot with 10,000 versions of one name took 70 s end to end instead
+// of 8). The excess goes to the DLQ (schema.ReasonTooManyVersions); the
+// first entry marked latest past the bound is still taken, so the server's
+// scored view survives.
+const MaxVersionsPerName = 2000
+
 // OfficialMetaKey is the registry's own metadata namespace.
 const OfficialMetaKey = "io.modelcontextprotocol.registry/official"
 
@@ -65,8 +79,42 @@ func (e *RejectError) Error() string {
 	return e.Reason + ": " + e.Detail
 }
 
+// reject builds a RejectError. Key and detail are bounded: both may quote
+// the input (a name, a JSON error), which is never echoed whole.
 func reject(reason, key, format string, args ...any) *RejectError {
-	return &RejectError{Reason: reason, Key: key, Detail: fmt.Sprintf(format, args...)}
+	return &RejectError{Reason: reason, Key: schema.Bound(key, maxKeyBytes), Detail: schema.Bound(fmt.Sprintf(format, args...), maxDetailBytes)}
+}
+
+// Bounds of what an error or a dead letter's key quotes of the input.
+const (
+	maxKeyBytes    = 256
+	maxDetailBytes = 512
+)
+
+// versionCounts applies MaxVersionsPerName: versions taken per name, with
+// latestTaken set once an entry marked latest was taken.
+type versionCounts map[string]uint32
+
+const latestTaken = 1 << 31
+
+// admit reports whether one more version of name may be taken, and counts
+// it when it may.
+func (vc versionCounts) admit(name string, isLatest bool) bool {
+	c := vc[name]
+	if c&^latestTaken >= MaxVersionsPerName && (!isLatest || c&latestTaken != 0) {
+		return false
+	}
+	c++
+	if isLatest {
+		c |= latestTaken
+	}
+	vc[name] = c
+	return true
+}
+
+// tooManyVersions is the dead letter's detail for a version over the bound.
+func tooManyVersions(name string) string {
+	return fmt.Sprintf("%s has more than %d versions in one listing; the rest go to the DLQ", schema.Bound(name, maxKeyBytes), MaxVersionsPerName)
 }
 
 // ReasonOf returns the reason code of err, or schema.ReasonMalformedJSON.

@@ -168,9 +168,12 @@ func TestListSnapshotsNeedsATime(t *testing.T) {
 // FuzzReadSnapshot: no input makes the reader panic, return an error for the
 // document's own faults, or emit an entry that breaks the entry contract.
 func FuzzReadSnapshot(f *testing.F) {
-	for _, s := range []string{"[" + good1 + "," + good2 + "]", "[" + legacy + "]", `{"servers":[` + good1 + `]}`, "[", "<html>", "\ufeff[]"} {
+	for _, s := range []string{"[" + good1 + "," + good2 + "]", "[" + legacy + "]", `{"servers":[` + good1 + `]}`, "[", "<html>", "\ufeff[]", "", " "} {
 		f.Add([]byte(s))
 	}
+	z := gz([]byte("[" + good1 + "," + good1 + "]")) // a duplicate, in a gzip stream
+	f.Add(z)
+	f.Add(z[:len(z)-3])
 	// Seed with real entries from the bundled snapshots.
 	if files, err := ListSnapshots("testdata/snapshots"); err == nil {
 		for _, file := range files[len(files)-2:] {

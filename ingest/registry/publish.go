@@ -74,8 +74,11 @@ func (p *Publisher) Publish(ctx context.Context, mode, source string, observedAt
 		}
 		return st, err
 	}
+	// A listing that lost an entry it could not read is marked incomplete:
+	// the lost entry may be any server's, so the differ must not read its
+	// absence as a removal.
 	end := schema.RecordMsg{Type: schema.MsgSnapshotEnd, SnapshotID: id, Mode: mode, ObservedAt: observedAt.UTC(),
-		End: &schema.SnapshotEnd{Source: source, Entries: st.Entries, Names: st.Names, Rejects: st.Rejects, Incomplete: st.Incomplete}}
+		End: &schema.SnapshotEnd{Source: source, Entries: st.Entries, Names: st.Names, Rejects: st.Rejects, Incomplete: !st.Whole()}}
 	if err := add(schema.TopicRegistryRecords, "", end); err != nil {
 		return st, err
 	}

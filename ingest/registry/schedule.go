@@ -69,7 +69,7 @@ func (l *Loop) Once(ctx context.Context) (CrawlResult, error) {
 	var crawlErr error
 	_, pubErr := l.Publisher.Publish(ctx, mode, l.Crawler.opts.BaseURL, started, func(emit func(schema.Entry) error, rej func(schema.DLQMessage) error) (SnapshotStats, error) {
 		res, crawlErr = l.Crawler.Crawl(ctx, since, emit, rej)
-		st := SnapshotStats{Entries: res.Entries, Names: res.Names, Rejects: res.Rejects, Incomplete: res.Incomplete || crawlErr != nil}
+		st := SnapshotStats{Entries: res.Entries, Names: res.Names, Rejects: res.Rejects, Unreadable: res.Unreadable, Incomplete: res.Incomplete || crawlErr != nil}
 		if crawlErr != nil && res.Entries == 0 {
 			// An outage is not a listing: publish no snapshot at all.
 			return st, errNothingRead

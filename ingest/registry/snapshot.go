@@ -12,6 +12,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"sort"
+	"strconv"
 	"strings"
 	"time"
 
@@ -28,7 +29,17 @@ type SnapshotStats struct {
 	Names      int  // distinct names emitted
 	Rejects    int  // entries sent to reject
 	Incomplete bool // the document could not be read to its end
+	// Unreadable counts the rejects that may hide a server: entries that
+	// could not be read into one (no valid name, malformed, too large,
+	// invalid UTF-8). A duplicate (its first copy was kept) and a version
+	// over MaxVersionsPerName (its server is listed) hide none.
+	Unreadable int
 }
+
+// Whole reports whether the listing read is all the source held: read to
+// its end, with no entry that could not be read. Only a whole listing can
+// say which servers are gone; the differ reads any other as partial.
+func (s SnapshotStats) Whole() bool { return !s.Incomplete && s.Unreadable == 0 }
 
 // ReadSnapshot streams the entries of a snapshot document (a JSON array of
 // entries, or a registry page envelope `{"servers": [...]}`), with or without
@@ -36,8 +47,10 @@ type SnapshotStats struct {
 // emit; each bad one to rej as a dead letter, and reading goes on. A document
 // that breaks off (truncated, malformed between entries) stops the read with
 // Incomplete set and one dead letter for the rest; entries read before the
-// break are kept. The returned error is only for emit/rej failures and I/O
-// errors that are not the document's fault.
+// break are kept (the dead letter for the break is the last one sent). At
+// most MaxVersionsPerName versions of one name are taken; the excess goes to
+// rej. The returned error is only for emit/rej failures and I/O errors that
+// are not the document's fault.
 //
 // A top-level array is read by the fast path (fastread.go: windows of the
 // stream parsed in GOMAXPROCS goroutines, entries emitted in file order,
@@ -58,8 +71,9 @@ func readSnapshot(r io.Reader, source string, observedAt time.Time, emit func(sc
 // unknown), to size its maps.
 func readSnapshotHint(r io.Reader, source string, observedAt time.Time, emit func(schema.Entry) error, rej func(schema.DLQMessage) error, fast bool, hint int) (SnapshotStats, error) {
 	c := &readCtx{source: source, observedAt: observedAt, emit: emit, rej: rej,
-		seen: make(map[entryKey]struct{}, hint), names: make(map[string]struct{}, hint/2)}
+		seen: make(map[entryKey]struct{}, hint), names: make(versionCounts, hint/2)}
 	br := bufio.NewReaderSize(r, 64<<10)
+	var doc io.Reader = br
 	if magic, _ := br.Peek(2); len(magic) == 2 && magic[0] == 0x1f && magic[1] == 0x8b {
 		zr, err := gzip.NewReader(br)
 		if err != nil {
@@ -67,14 +81,20 @@ func readSnapshotHint(r io.Reader, source string, observedAt time.Time, emit fun
 			return c.st, rej(schema.NewDLQ("replay", source, schema.ReasonMalformedJSON, "bad gzip header: "+err.Error(), "", nil, observedAt))
 		}
 		defer zr.Close()
-		br = bufio.NewReaderSize(io.LimitReader(zr, MaxSnapshotBytes), 64<<10)
-	} else {
-		br = bufio.NewReaderSize(io.LimitReader(br, MaxSnapshotBytes), 64<<10)
+		c.gz = &gzipErr{r: zr}
+		doc = c.gz
 	}
+	// One byte past the bound tells a document over it from one that ends there.
+	c.read = &countingReader{r: io.LimitReader(doc, MaxSnapshotBytes+1)}
+	br = bufio.NewReaderSize(c.read, 64<<10)
 	if bom, _ := br.Peek(3); bytes.Equal(bom, []byte{0xEF, 0xBB, 0xBF}) {
 		_, _ = br.Discard(3)
 	}
-	first, _ := peekNonSpace(br)
+	first, perr := peekNonSpace(br)
+	if first == 0 && perr == io.EOF {
+		c.st.Incomplete = true
+		return c.st, rej(schema.NewDLQ("replay", source, schema.ReasonTruncatedJSON, fmt.Sprintf("the document is empty: %d bytes%s", c.read.n, c.gz.note()), "", nil, observedAt))
+	}
 	if first == '<' {
 		c.st.Incomplete = true
 		head, _ := br.Peek(512)
@@ -97,16 +117,19 @@ type readCtx struct {
 	rej        func(schema.DLQMessage) error
 	st         SnapshotStats
 	seen       map[entryKey]struct{}
-	names      map[string]struct{}
+	names      versionCounts
+	read       *countingReader // the document's bytes (after gunzip)
+	gz         *gzipErr        // nil when the file is not gzip
 }
 
 type entryKey struct{ name, version string }
 
-// take handles one entry value in file order: a reject, a duplicate or a
-// good entry.
+// take handles one entry value in file order: a reject, a duplicate, a
+// version over the bound, or a good entry.
 func (c *readCtx) take(raw []byte, e schema.Entry, err error) error {
 	if err != nil {
 		c.st.Rejects++
+		c.st.Unreadable++
 		var re *RejectError
 		errors.As(err, &re)
 		return c.rej(schema.NewDLQ("replay", c.source, ReasonOf(err), err.Error(), rejectKey(re), raw, c.observedAt))
@@ -115,15 +138,57 @@ func (c *readCtx) take(raw []byte, e schema.Entry, err error) error {
 	if _, dup := c.seen[k]; dup {
 		c.st.Rejects++
 		key := e.Server.Name + "@" + e.Server.Version
-		return c.rej(schema.NewDLQ("replay", c.source, schema.ReasonDuplicateEntry, "a second entry for "+key+" in one snapshot; the first is kept", key, raw, c.observedAt))
+		return c.rej(schema.NewDLQ("replay", c.source, schema.ReasonDuplicateEntry, "a second entry for "+schema.Bound(key, maxKeyBytes)+" in one snapshot; the first is kept", key, raw, c.observedAt))
+	}
+	if !c.names.admit(e.Server.Name, e.Meta.IsLatest) {
+		c.st.Rejects++
+		return c.rej(schema.NewDLQ("replay", c.source, schema.ReasonTooManyVersions, tooManyVersions(e.Server.Name), e.Server.Name+"@"+e.Server.Version, raw, c.observedAt))
 	}
 	c.seen[k] = struct{}{}
-	if _, ok := c.names[e.Server.Name]; !ok {
-		c.names[e.Server.Name] = struct{}{}
-	}
 	c.st.Entries++
 	c.st.Names = len(c.names)
 	return c.emit(e)
+}
+
+// countingReader counts the bytes read through it.
+type countingReader struct {
+	r io.Reader
+	n int64
+}
+
+func (c *countingReader) Read(p []byte) (int, error) {
+	n, err := c.r.Read(p)
+	c.n += int64(n)
+	return n, err
+}
+
+// gzipErr remembers the gzip stream's own error, which the JSON decoder
+// reports as its own ("unexpected EOF" for a cut file, as for a cut document).
+type gzipErr struct {
+	r   io.Reader
+	err error
+}
+
+func (g *gzipErr) Read(p []byte) (int, error) {
+	n, err := g.r.Read(p)
+	if err != nil && err != io.EOF && g.err == nil {
+		g.err = err
+	}
+	return n, err
+}
+
+// note says, in parentheses, what the gzip layer knows of a break, for a
+// dead letter's detail ("" when the document is not gzip).
+func (g *gzipErr) note() string {
+	switch {
+	case g == nil:
+		return ""
+	case errors.Is(g.err, io.ErrUnexpectedEOF):
+		return " (after gunzip; the gzip stream itself is cut short)"
+	case g.err != nil:
+		return " (after gunzip; the gzip stream is corrupt: " + schema.Bound(g.err.Error(), 100) + ")"
+	}
+	return " (after gunzip)"
 }
 
 // How refRead starts: at the document's beginning, or taking over from the
@@ -144,11 +209,20 @@ func (c *readCtx) refRead(in io.Reader, resume int) error {
 	broken := func(err error) error {
 		c.st.Incomplete = true
 		reason := schema.ReasonMalformedJSON
-		if errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, io.EOF) {
+		detail := fmt.Sprintf("document breaks off after %d entries: %v", c.st.Entries+c.st.Rejects, err)
+		switch {
+		case c.read.n > MaxSnapshotBytes:
+			reason = schema.ReasonBodyTooLarge
+			detail = fmt.Sprintf("document is over the %d-byte bound; read stopped after %d entries", int64(MaxSnapshotBytes), c.st.Entries+c.st.Rejects)
+		case errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, io.EOF):
+			// The decoder read to the end: the count is where it is cut.
 			reason = schema.ReasonTruncatedJSON
+			detail = fmt.Sprintf("document is cut short at byte %d%s, after %d entries: %v", c.read.n, c.gz.note(), c.st.Entries+c.st.Rejects, err)
+		case c.gz != nil && c.gz.err != nil:
+			detail += c.gz.note()
 		}
 		rest, _ := io.ReadAll(io.LimitReader(io.MultiReader(dec.Buffered(), in), schema.MaxDLQPayload))
-		return c.rej(schema.NewDLQ("replay", c.source, reason, fmt.Sprintf("document breaks off after %d entries: %v", c.st.Entries+c.st.Rejects, err), "", rest, c.observedAt))
+		return c.rej(schema.NewDLQ("replay", c.source, reason, detail, "", rest, c.observedAt))
 	}
 	envelope := false
 	switch resume {
@@ -199,7 +273,7 @@ func (c *readCtx) refRead(in io.Reader, resume int) error {
 	// Anything after the document is a fault: it may hide entries.
 	if tok, err := dec.Token(); err != io.EOF {
 		if err == nil {
-			err = fmt.Errorf("unexpected %v after the end of the document", tok)
+			err = fmt.Errorf("unexpected %s after the end of the document", boundToken(tok))
 		}
 		return broken(err)
 	}
@@ -262,8 +336,16 @@ func seekArray(dec *json.Decoder) (envelope bool, err error) {
 		}
 		return true, fmt.Errorf("object has no \"servers\" array")
 	default:
-		return false, fmt.Errorf("document is not a JSON array or envelope (starts with %v)", tok)
+		return false, fmt.Errorf("document is not a JSON array or envelope (starts with %s)", boundToken(tok))
 	}
+}
+
+// boundToken renders a JSON token for an error message, never whole when long.
+func boundToken(tok json.Token) string {
+	if s, ok := tok.(string); ok {
+		return strconv.Quote(schema.Bound(s, 40))
+	}
+	return schema.Bound(fmt.Sprint(tok), 40)
 }
 
 // SnapshotFile is one capture on disk with its capture time.
