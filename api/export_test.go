@@ -71,7 +71,7 @@ func fillExportStore(t *testing.T, s exportTestStore) (map[string]int64, string)
 		if err != nil {
 			t.Fatal(err)
 		}
-		if err := scorer.Store(ctx, s, nil, sealed); err != nil {
+		if err := scorer.Publish(ctx, scorer.StoreOutput{W: s}, nil, sealed); err != nil {
 			t.Fatal(err)
 		}
 		nrec += int64(len(sealed.Records))

@@ -14,7 +14,9 @@ import (
 	"github.com/danielgtaylor/huma/v2"
 
 	"github.com/forum-mcp/forum/api"
+	"github.com/forum-mcp/forum/processors/history"
 	"github.com/forum-mcp/forum/processors/incidents"
+	"github.com/forum-mcp/forum/processors/method"
 	"github.com/forum-mcp/forum/processors/ownerburst"
 	"github.com/forum-mcp/forum/schema"
 	"github.com/forum-mcp/forum/sql/duckdb"
@@ -50,25 +52,37 @@ func newIncidentFixture(t *testing.T, tokens string) *incidentFixture {
 		t.Fatal(err)
 	}
 	f := &incidentFixture{t: t, s: s, now: time.Date(2025, 11, 1, 12, 0, 0, 0, time.UTC)}
-	st := &incidents.Stage{Store: s, State: incidents.NewState()}
-	bursts := ownerburst.NewState()
+	// The owner-burst detector's windows as the results sink stores them.
+	bursts := ownerburst.NewStateWith(method.Embedded().Weights)
 	var evs []schema.DriftEvent
 	for i := 0; i < 25; i++ {
 		evs = append(evs, schema.DriftEvent{ID: "e" + string(rune('a'+i)), Server: "ai.burst/s" + string(rune('a'+i)), Namespace: "ai.burst", Kind: schema.KindNewServer, ObservedAt: at})
 	}
 	bursts.Apply(evs...)
+	var rows []store.OwnerBurstRow
+	for _, w := range bursts.Windows(at) {
+		raw, _ := schema.Marshal(w)
+		rows = append(rows, history.OwnerBurstRowOf(&w, raw))
+	}
+	if err := s.InsertOwnerBursts(ctx, rows); err != nil {
+		t.Fatal(err)
+	}
 	f.h, _ = api.New(api.Options{Store: s, Routes: []func(huma.API){
 		api.IncidentRoutes(api.IncidentOptions{
 			Tokens: api.ParseAdminTokens(tokens),
-			Lookup: incidents.StoreLookup{Servers: s, Incidents: s, State: st.State},
+			Lookup: incidents.StoreLookup{Servers: s, Incidents: s},
+			// What the history sink does with a published action.
 			Publish: func(ctx context.Context, m incidents.Msg) error {
 				f.published++
-				return st.Apply(ctx, []incidents.Msg{m})
+				if err := s.InsertIncidentAudit(ctx, []store.IncidentAudit{incidents.AuditRow(m)}); err != nil {
+					return err
+				}
+				return s.InsertIncidents(ctx, []store.Incident{incidents.Row(m.Incident)})
 			},
 			Store: s,
 			Now:   func() time.Time { return f.now },
 		}),
-		api.BurstRoutes(api.BurstOptions{Flagged: bursts.Flagged, Watermark: bursts.Watermark}),
+		api.BurstRoutes(api.BurstOptions{Store: s}),
 	}})
 	return f
 }

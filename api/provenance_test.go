@@ -1,10 +1,12 @@
 package api_test
 
 import (
+	"context"
 	"encoding/json"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
+	"path/filepath"
 	"testing"
 	"time"
 
@@ -13,20 +15,59 @@ import (
 
 	"github.com/forum-mcp/forum/api"
 	"github.com/forum-mcp/forum/ingest/github"
+	"github.com/forum-mcp/forum/processors/history"
 	"github.com/forum-mcp/forum/processors/method"
 	"github.com/forum-mcp/forum/processors/provenance"
+	"github.com/forum-mcp/forum/schema"
+	"github.com/forum-mcp/forum/sql/duckdb"
+	"github.com/forum-mcp/forum/sql/store"
 )
 
+// provenanceServer serves the provenance routes from a store holding what
+// the provenance processor concluded from st at `at` (as the results sink
+// stores it) and st's observations (as the history sink does).
 func provenanceServer(t *testing.T, st *provenance.State, at time.Time) *httptest.Server {
 	t.Helper()
+	ctx := context.Background()
+	s, err := duckdb.Open(ctx, filepath.Join(t.TempDir(), "p.duckdb"), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { s.Close() })
+	if err := s.Migrate(ctx); err != nil {
+		t.Fatal(err)
+	}
+	w := method.Embedded().Weights
+	if st != nil {
+		sn := st.Snapshot(w, at)
+		var rows []store.ProvenanceSignalRow
+		var obs []store.Provenance
+		for _, sv := range sn.Servers {
+			sv.AsOf = at
+			if key, _, _, ok := github.RepoKey(sv.RepoURL); ok {
+				sv.Repo = key
+			}
+			raw, _ := schema.Marshal(sv)
+			rows = append(rows, history.ProvenanceSignalRowOf(&sv, raw))
+			if sv.Observation != nil {
+				obs = append(obs, history.ProvenanceRow(w, *sv.Observation))
+			}
+		}
+		rates, gate := history.RateRows(&schema.ProvenanceRates{AsOf: at, MethodVersion: w.MethodVersion, WeightsSHA256: w.SHA256(), Gate: sn.Gate, Rates: sn.Rates})
+		if err := s.InsertProvenanceSignals(ctx, rows); err != nil {
+			t.Fatal(err)
+		}
+		if err := s.InsertBaseRates(ctx, rates, []store.GateRow{gate}); err != nil {
+			t.Fatal(err)
+		}
+		if err := s.InsertProvenance(ctx, obs); err != nil {
+			t.Fatal(err)
+		}
+	}
 	mux := http.NewServeMux()
 	a := humago.New(mux, huma.DefaultConfig("forum provenance", api.Version))
-	opts := api.ProvenanceOptions{Now: func() time.Time { return at }}
-	if st != nil {
-		opts.Snapshot = func(now time.Time) *provenance.Snapshot { s := st.Snapshot(method.Embedded().Weights, now); return &s }
-		opts.Observation = func(repo string) (github.Observation, bool) { return st.Observation(repo) }
-	}
-	api.ProvenanceRoutes(opts)(a)
+	api.ProvenanceRoutes(api.ProvenanceOptions{Store: s})(a)
+	api.TrustRoutes(api.TrustOptions{Store: s})(a)
 	srv := httptest.NewServer(mux)
 	t.Cleanup(srv.Close)
 	return srv
@@ -97,11 +138,20 @@ func TestProvenanceRoutes(t *testing.T) {
 		sp.Provenance.Signals[0].ID != "repo_created_after_listing_gt30d" || len(sp.Provenance.Signals[0].Evidence) != 1 {
 		t.Fatalf("server provenance: %+v", sp)
 	}
+	// The evidence pointer resolves through /v1/evidence to the stored
+	// observation itself (its id, not the repo's newest observation).
 	ev := sp.Provenance.Signals[0].Evidence[0]
-	var ob github.Observation
-	getJSON(t, srv.URL+ev.URI, 200, &ob)
-	if ob.ID != ev.ID {
-		t.Fatalf("evidence %s resolved to %s", ev.ID, ob.ID)
+	var resolved struct {
+		ID   string `json:"id"`
+		Kind string `json:"kind"`
+		Data struct {
+			ID   string `json:"ID"`
+			Repo string `json:"Repo"`
+		} `json:"data"`
+	}
+	getJSON(t, srv.URL+ev.URI, 200, &resolved)
+	if resolved.Kind != "github_repo" || resolved.Data.ID != ev.ID || resolved.Data.Repo != "github.com/o/copycat" {
+		t.Fatalf("evidence %s resolved to %+v", ev.ID, resolved)
 	}
 	// The owner's account age: the fine server's owner is 800 d old, the
 	// copycat's was never looked up (unknown: not in the denominator).

@@ -42,7 +42,7 @@ func searchServer(t *testing.T, sponsors []string) (*httptest.Server, *search.In
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := scorer.Store(ctx, s, nil, sealed); err != nil {
+	if err := scorer.Publish(ctx, scorer.StoreOutput{W: s}, nil, sealed); err != nil {
 		t.Fatal(err)
 	}
 	var checks []store.HealthCheck

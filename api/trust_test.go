@@ -49,7 +49,7 @@ func trustServer(t *testing.T) (*httptest.Server, *scorer.Sealed, ed25519.Privat
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := scorer.Store(ctx, s, nil, sealed); err != nil {
+	if err := scorer.Publish(ctx, scorer.StoreOutput{W: s}, nil, sealed); err != nil {
 		t.Fatal(err)
 	}
 	var rows []store.HealthCheck
@@ -65,13 +65,12 @@ func trustServer(t *testing.T) (*httptest.Server, *scorer.Sealed, ed25519.Privat
 	if err := s.InsertEvents(ctx, []schema.DriftEvent{ev}); err != nil {
 		t.Fatal(err)
 	}
-	h, _ := api.New(api.Options{Store: s, Routes: []func(huma.API){api.TrustRoutes(api.TrustOptions{Store: s, PublicKey: key.Public().(ed25519.PublicKey), Now: func() time.Time { return trustAt },
-		Incident: func(_ context.Context, id string) (string, time.Time, any, bool) {
-			if id != "inc-1" {
-				return "", time.Time{}, nil, false
-			}
-			return scorer.PlantedSecret, trustAt, map[string]string{"id": id, "class": "credential_theft"}, true
-		}})}})
+	// A curated incident, as the history sink stores it: its id resolves.
+	if err := s.InsertIncidents(ctx, []store.Incident{{ID: "inc-1", Server: scorer.PlantedSecret, Date: trustAt, Class: "credential_theft",
+		Severity: "high", Status: "confirmed", SourceURI: "https://example.com/inc-1", Curator: "test", UpdatedAt: trustAt}}); err != nil {
+		t.Fatal(err)
+	}
+	h, _ := api.New(api.Options{Store: s, Routes: []func(huma.API){api.TrustRoutes(api.TrustOptions{Store: s, PublicKey: key.Public().(ed25519.PublicKey), Now: func() time.Time { return trustAt }})}})
 	srv := httptest.NewServer(h)
 	t.Cleanup(srv.Close)
 	return srv, sealed, key
@@ -442,7 +441,7 @@ func TestTrustReadModelMatchesTheStore(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := scorer.Store(ctx, s, nil, sealed); err != nil {
+	if err := scorer.Publish(ctx, scorer.StoreOutput{W: s}, nil, sealed); err != nil {
 		t.Fatal(err)
 	}
 	held, name, _, _ := heldStore(t)

@@ -59,7 +59,7 @@ func burstsOver(files []registry.SnapshotFile, progress func(string)) (*burstRep
 		if err != nil {
 			return nil, fmt.Errorf("%s: %w", f.Path, err)
 		}
-		snap := differ.Snapshot{ID: registry.SnapshotID(f.CapturedAt), Mode: schema.ModeFull, ObservedAt: f.CapturedAt, Entries: entries, Incomplete: st.Incomplete}
+		snap := differ.Snapshot{ID: registry.SnapshotID(f.CapturedAt), Mode: schema.ModeFull, ObservedAt: f.CapturedAt, Entries: entries, Incomplete: !st.Whole()}
 		res := differ.Diff(known, snap, differ.Options{})
 		known = res.Next
 		det.ApplySnapshot(schema.SnapshotSummary{ID: snap.ID, ObservedAt: snap.ObservedAt, Source: filepath.Base(f.Path)})

@@ -12,7 +12,9 @@ import (
 	"time"
 
 	"github.com/forum-mcp/forum/ingest/registry"
+	"github.com/forum-mcp/forum/processors/drift"
 	"github.com/forum-mcp/forum/processors/incidents"
+	"github.com/forum-mcp/forum/processors/ownerburst"
 	"github.com/forum-mcp/forum/schema"
 	"github.com/forum-mcp/forum/sql/duckdb"
 	"github.com/forum-mcp/forum/sql/store"
@@ -22,7 +24,7 @@ import (
 func checkpoints(t *testing.T, dir string) map[string][]byte {
 	t.Helper()
 	out := map[string][]byte{}
-	for _, name := range []string{driftCheckpoint, burstCheckpoint} {
+	for _, name := range []string{drift.CheckpointFile, ownerburst.CheckpointFile} {
 		b, err := os.ReadFile(filepath.Join(dir, name))
 		if err != nil {
 			t.Fatalf("checkpoint %s: %v", name, err)

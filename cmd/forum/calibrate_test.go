@@ -11,8 +11,6 @@ import (
 	"testing"
 	"time"
 
-	"go.uber.org/zap/zaptest"
-
 	"github.com/forum-mcp/forum/ingest/github"
 	"github.com/forum-mcp/forum/processors/method"
 	"github.com/forum-mcp/forum/processors/provenance"
@@ -38,7 +36,7 @@ func calibrationFixture(t *testing.T, dir string, at time.Time) (*provenance.Sta
 			Commits: &github.CommitStats{ObservedAt: at.Add(-time.Hour), Count: 5, Authors: 2}})
 	}
 	st.SetListings(ls)
-	if err := st.Save(filepath.Join(dir, provenanceCheckpoint)); err != nil {
+	if err := st.Save(filepath.Join(dir, provenance.CheckpointFile)); err != nil {
 		t.Fatal(err)
 	}
 	return st, func(args ...string) (string, error) {
@@ -110,25 +108,24 @@ func itoaCal(i int) string {
 }
 
 // The adopt step end to end: calibrate --adopt writes weights-<v>.json and
-// its change-log row; putting that file in force (method.UseFile, what
-// FORUM_METHOD_WEIGHTS does at startup) makes it the method of Current,
-// Version and WeightsSHA256, and provenance scores follow its pinned rates;
-// calibrate --method-weights compares with it; a file without its
-// change-log row is refused and changes nothing.
+// its change-log row; loading that file (method.Load, what
+// --method-weights / FORUM_METHOD_WEIGHTS does at startup) gives the
+// adopted method, and provenance scores follow its pinned rates; calibrate
+// --method-weights compares with it; a file without its change-log row is
+// refused and the embedded method is untouched.
 func TestCalibrateAdoptThenUse(t *testing.T) {
-	defer method.Use(nil)() // the embedded method again afterwards
 	dir := t.TempDir()
 	at := time.Date(2026, 11, 1, 0, 0, 0, 0, time.UTC)
 	st, run := calibrationFixture(t, dir, at)
 	server := "io.github.o/s0" // no license
-	score := func() float64 {
-		sv, ok := st.Snapshot(method.Embedded().Weights, at).Lookup(server)
+	score := func(w *method.Weights) float64 {
+		sv, ok := st.Snapshot(w, at).Lookup(server)
 		if !ok || sv.Provenance.Value == nil || !sv.Flags.NoLicense {
 			t.Fatalf("%s: %+v", server, sv)
 		}
 		return *sv.Provenance.Value
 	}
-	before := score()
+	before := score(method.Embedded().Weights)
 	out, err := run("--adopt", "--version", "0.1.0-draft5-cal-use", "--json")
 	if err != nil {
 		t.Fatal(err)
@@ -138,13 +135,14 @@ func TestCalibrateAdoptThenUse(t *testing.T) {
 		t.Fatalf("%v %s", err, out)
 	}
 	path := rep.Written[0]
-	if err := method.UseFile(path, zaptest.NewLogger(t)); err != nil {
+	m, err := method.Load(path)
+	if err != nil {
 		t.Fatal(err)
 	}
-	if method.Embedded().Weights.MethodVersion != "0.1.0-draft5-cal-use" || method.Embedded().Version() != "0.1.0-draft5-cal-use" || method.Embedded().SHA256 != rep.Adopted.Row.WeightsSHA256 {
-		t.Fatalf("in force: %s / %s / %s", method.Embedded().Weights.MethodVersion, method.Embedded().Version(), method.Embedded().SHA256)
+	if m.Weights.MethodVersion != "0.1.0-draft5-cal-use" || m.Version() != "0.1.0-draft5-cal-use" || m.SHA256 != rep.Adopted.Row.WeightsSHA256 {
+		t.Fatalf("loaded: %s / %s / %s", m.Weights.MethodVersion, m.Version(), m.SHA256)
 	}
-	after := score()
+	after := score(m.Weights)
 	// no_license: 10 × f(0.23) before, 10 × f(0.5) after.
 	w := method.Embedded().Weights
 	want := before + 10*trust.BaseRateFactor(w, 0.23) - 10*trust.BaseRateFactor(w, 0.5)
@@ -152,7 +150,6 @@ func TestCalibrateAdoptThenUse(t *testing.T) {
 		t.Fatalf("provenance %v under the adopted method (was %v), want %.2f", after, before, want)
 	}
 	// calibrate --method-weights compares with the adopted method.
-	method.Use(nil)
 	out, err = run("--method-weights", path, "--json")
 	if err != nil {
 		t.Fatal(err)
@@ -170,17 +167,15 @@ func TestCalibrateAdoptThenUse(t *testing.T) {
 		t.Fatalf("calibrate --method-weights: method %s", rep.MethodVersion)
 	}
 	// The same file away from its change log is refused.
-	method.Use(nil)
 	lone := filepath.Join(t.TempDir(), filepath.Base(path))
 	b, _ := os.ReadFile(path)
 	if err := os.WriteFile(lone, b, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	var ue usageError
-	if _, err := run("--method-weights", lone); !errors.As(err, &ue) || !errors.Is(ue.error, method.ErrNotAdopted) || !strings.Contains(err.Error(), "changelog.json") {
+	if _, err := run("--method-weights", lone); err == nil || !errors.Is(err, method.ErrNotAdopted) || !strings.Contains(err.Error(), "changelog.json") {
 		t.Fatalf("a file without its change-log row: %v", err)
 	}
-	if method.Embedded().Version() != method.EmbeddedVersion || score() != before {
-		t.Fatal("a refused file changed the method in force")
+	if method.Embedded().Version() != method.EmbeddedVersion || score(method.Embedded().Weights) != before {
+		t.Fatal("a refused file changed the embedded method")
 	}
 }

@@ -68,3 +68,6 @@ Start here:
 		newIncidentsCmd(), newBurstsCmd(), newCalibrateCmd(), newExportCmd(), newExportPublicationCmd(), newVerifyCmd())
 	return root
 }
+
+// Unwrap lets errors.Is see through a usage error.
+func (u usageError) Unwrap() error { return u.error }

@@ -40,7 +40,7 @@ func storedPublication(t *testing.T, dir string) (keyFile string, sealed *scorer
 	if err := s.Migrate(ctx); err != nil {
 		t.Fatal(err)
 	}
-	if err := scorer.Store(ctx, s, publish.NewFileCommitter(filepath.Join(dir, commitLogFile)), sealed); err != nil {
+	if err := scorer.Publish(ctx, scorer.StoreOutput{W: s}, publish.NewFileCommitter(filepath.Join(dir, scorer.CommitLogFile)), sealed); err != nil {
 		t.Fatal(err)
 	}
 	if err := s.Close(); err != nil {

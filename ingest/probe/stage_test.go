@@ -14,8 +14,10 @@ import (
 	"go.uber.org/zap/zaptest"
 
 	"github.com/forum-mcp/forum/bus"
+	"github.com/forum-mcp/forum/bus/stage"
 	"github.com/forum-mcp/forum/ingest/probe"
 	"github.com/forum-mcp/forum/processors/history"
+	"github.com/forum-mcp/forum/processors/method"
 	"github.com/forum-mcp/forum/schema"
 	"github.com/forum-mcp/forum/sql/duckdb"
 	"github.com/forum-mcp/forum/sql/store"
@@ -98,11 +100,14 @@ func TestScheduledProbesReachTheStore(t *testing.T) {
 
 	pr := probe.New(probe.WithAllow(netip.MustParsePrefix("127.0.0.0/8")), probe.WithTimeout(5*time.Second), probe.WithLogger(log))
 	worker := &probe.Worker{Prober: pr, Brokers: b.Addrs(), Log: log}
-	sink := &history.Sink{W: st, Log: log}
+	sink, err := stage.New((&history.Sink{W: st, Weights: method.Embedded().Weights, Log: log}).Config(b.Addrs(), nil))
+	if err != nil {
+		t.Fatal(err)
+	}
 	rctx, rcancel := context.WithCancel(ctx)
 	defer rcancel()
 	go worker.Run(rctx)
-	go sink.Run(rctx, b.Addrs())
+	go sink.Run(rctx)
 
 	want := map[string]string{"io.example/live": "ok", "io.example/down": "unreachable", "io.example/template": "handshake_failed"}
 	got := map[string]store.HealthCheck{}

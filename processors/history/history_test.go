@@ -9,8 +9,9 @@ import (
 
 	"github.com/segmentio/kafka-go"
 
-	"github.com/forum-mcp/forum/ingest/probe"
+	"github.com/forum-mcp/forum/bus/stage"
 	"github.com/forum-mcp/forum/processors/history"
+	"github.com/forum-mcp/forum/processors/method"
 	"github.com/forum-mcp/forum/schema"
 	"github.com/forum-mcp/forum/sql/duckdb"
 )
@@ -24,9 +25,47 @@ func msg(t *testing.T, topic string, v any) kafka.Message {
 	return kafka.Message{Topic: topic, Value: b}
 }
 
+// handle runs batch through a sink's stage; what it dead-letters is then
+// sent through the same stage as dlq messages (the history sink stores the
+// dlq topic), so it ends in the dlq table as in production. It returns the
+// dead letters.
+func handle[T any](t *testing.T, cfg stage.Config[T], store func(ctx context.Context, dead []kafka.Message) error, batch []kafka.Message) []schema.DLQMessage {
+	t.Helper()
+	var dead []kafka.Message
+	cfg.DLQ = dlqFunc(func(_ context.Context, ms ...kafka.Message) error { dead = append(dead, ms...); return nil })
+	st, err := stage.New(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := st.Handle(context.Background(), batch); err != nil {
+		t.Fatal(err)
+	}
+	if store != nil && len(dead) > 0 {
+		if err := store(context.Background(), dead); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var out []schema.DLQMessage
+	for _, m := range dead {
+		var d schema.DLQMessage
+		if err := json.Unmarshal(m.Value, &d); err != nil {
+			t.Fatal(err)
+		}
+		out = append(out, d)
+	}
+	return out
+}
+
+type dlqFunc func(ctx context.Context, msgs ...kafka.Message) error
+
+func (f dlqFunc) WriteMessages(ctx context.Context, msgs ...kafka.Message) error {
+	return f(ctx, msgs...)
+}
+
 // TestBadMessagesBecomeDeadLetters: a message that does not decode, on any
-// topic, is stored as a dead letter with its reason and position, and the
-// good messages of the same batch are all stored.
+// topic, becomes a dead letter with its reason and position (stored in the
+// dlq table once it comes back on the dlq topic), and the good messages of
+// the same batch are all stored; a redelivered batch changes nothing.
 func TestBadMessagesBecomeDeadLetters(t *testing.T) {
 	ctx := context.Background()
 	s, err := duckdb.Open(ctx, filepath.Join(t.TempDir(), "h.duckdb"), nil)
@@ -40,11 +79,12 @@ func TestBadMessagesBecomeDeadLetters(t *testing.T) {
 	t0 := time.Date(2025, 10, 9, 20, 30, 3, 0, time.UTC)
 	e := schema.Entry{Server: schema.ServerDetail{Name: "io.example/a", Version: "1.0.0"}, Meta: schema.OfficialMeta{IsLatest: true, Status: "active"},
 		Raw: json.RawMessage(`{"name":"io.example/a","version":"1.0.0"}`), ContentSHA256: "abc"}
-	check := probe.Check{ID: "c1", Server: "io.example/a", RemoteURL: "https://a.example/mcp", ObservedAt: t0, Outcome: probe.OutcomeOK}
+	check := schema.HealthCheck{ID: "c1", Server: "io.example/a", RemoteURL: "https://a.example/mcp", ObservedAt: t0, Outcome: schema.OutcomeOK}
 	batch := []kafka.Message{
-		msg(t, schema.TopicRegistryRecords, schema.RecordMsg{Type: schema.MsgRecord, SnapshotID: "s1", ObservedAt: t0, Entry: &e}),
+		msg(t, schema.TopicRegistryRecords, schema.RecordMsg{Type: schema.MsgRecord, SnapshotID: "s1", Mode: schema.ModeFull, ObservedAt: t0, Entry: &e}),
+		msg(t, schema.TopicRegistryRecords, schema.RecordMsg{Type: schema.MsgSnapshotEnd, SnapshotID: "s1", Mode: schema.ModeFull, ObservedAt: t0, End: &schema.SnapshotEnd{Entries: 1}}),
 		msg(t, schema.TopicRegistryDiffs, schema.DriftEvent{ID: "e1", Server: "io.example/a", Kind: schema.KindNewServer, ObservedAt: t0}),
-		msg(t, schema.TopicRegistrySnapshots, schema.SnapshotSummary{ID: "s1", ObservedAt: t0}),
+		msg(t, schema.TopicRegistrySnapshots, schema.SnapshotSummary{ID: "s1", Mode: schema.ModeFull, ObservedAt: t0}),
 		msg(t, schema.TopicHealthChecks, check),
 		{Topic: schema.TopicRegistryRecords, Partition: 0, Offset: 7, Value: []byte(`{"type":"record","entry":`)},
 		{Topic: schema.TopicRegistryDiffs, Partition: 1, Offset: 8, Value: []byte(`{"server":"no id"}`)},
@@ -52,13 +92,28 @@ func TestBadMessagesBecomeDeadLetters(t *testing.T) {
 		{Topic: schema.TopicHealthChecks, Partition: 2, Offset: 10, Value: []byte("\xff\xfe")},
 		{Topic: schema.TopicDLQ, Partition: 0, Offset: 11, Value: []byte(`not json`)},
 	}
-	sink := &history.Sink{W: s, Metrics: history.NewMetrics(nil)}
-	if err := sink.Handle(ctx, batch); err != nil {
-		t.Fatal(err)
+	sink := &history.Sink{W: s, Weights: method.Embedded().Weights}
+	cfg := sink.Config(nil, nil)
+	// Dead letters come back on the dlq topic and are stored by the sink.
+	storeDead := func(ctx context.Context, dead []kafka.Message) error {
+		st, _ := stage.New(sink.Config(nil, nil))
+		return st.Handle(ctx, dead)
 	}
-	// Redelivery of the same batch changes nothing.
-	if err := sink.Handle(ctx, batch); err != nil {
-		t.Fatal(err)
+	reasons := map[string]string{}
+	for i := 0; i < 2; i++ { // redelivery of the same batch changes nothing
+		for _, d := range handle(t, cfg, storeDead, batch) {
+			reasons[d.Source] = d.Reason
+			if d.Stage != history.Name || d.Detail == "" || d.Source == "" || d.Payload == "" {
+				t.Errorf("dead letter without stage, detail, position or payload: %+v", d)
+			}
+		}
+	}
+	wantReasons := map[string]string{"registry.records/0@7": schema.ReasonTruncatedJSON, "registry.diffs/1@8": schema.ReasonMissingField,
+		"registry.snapshots/0@9": schema.ReasonMalformedJSON, "health.checks/2@10": schema.ReasonInvalidUTF8, "dlq/0@11": schema.ReasonNotJSON}
+	for src, r := range wantReasons {
+		if reasons[src] != r {
+			t.Errorf("%s: reason %q, want %q", src, reasons[src], r)
+		}
 	}
 	counts, err := s.Counts(ctx)
 	if err != nil {
@@ -70,19 +125,13 @@ func TestBadMessagesBecomeDeadLetters(t *testing.T) {
 			t.Errorf("%s: %d rows, want %d", table, counts[table], n)
 		}
 	}
-	dl, err := s.DLQ(ctx, 100)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, d := range dl {
-		if d.Reason != schema.ReasonBadMessage || d.Stage != "history" || d.Detail == "" || d.Source == "" {
-			t.Errorf("dead letter without reason, stage, detail or position: %+v", d)
-		}
-	}
 	if _, err := s.GetServer(ctx, "io.example/a"); err != nil {
 		t.Errorf("the good record is not in the latest view: %v", err)
 	}
 	if hs, _ := s.LatestHealth(ctx, "io.example/a"); len(hs) != 1 {
 		t.Errorf("health check not stored: %v", hs)
+	}
+	if ok, err := s.SnapshotLoaded(ctx, "s1"); err != nil || !ok {
+		t.Errorf("the snapshot's end did not record its load: %v %v", ok, err)
 	}
 }

@@ -10,13 +10,13 @@ import (
 
 	"github.com/segmentio/kafka-go"
 
+	"github.com/forum-mcp/forum/bus/stage"
 	"github.com/forum-mcp/forum/ingest/github"
 	"github.com/forum-mcp/forum/ingest/github/githubfake"
 	"github.com/forum-mcp/forum/processors/history"
 	"github.com/forum-mcp/forum/processors/method"
 	"github.com/forum-mcp/forum/processors/provenance"
 	"github.com/forum-mcp/forum/processors/trust"
-	"github.com/forum-mcp/forum/schema"
 	"github.com/forum-mcp/forum/sql/duckdb"
 	"github.com/forum-mcp/forum/sql/store"
 )
@@ -49,11 +49,13 @@ func TestProvenanceSink(t *testing.T) {
 		{Topic: github.Topic, Partition: 1, Offset: 7, Key: []byte("github.com/o/c"), Value: []byte(`{"id":`)},
 		{Topic: github.Topic, Partition: 2, Offset: 8, Value: []byte(`{"repo":"github.com/o/d"}`)},
 	}
-	sink := &history.ProvenanceSink{W: s, Metrics: history.NewProvenanceMetrics(nil)}
+	sink := &history.Sink{W: s, Weights: method.Embedded().Weights}
+	storeDead := func(ctx context.Context, dead []kafka.Message) error {
+		st, _ := stage.New(sink.Config(nil, nil))
+		return st.Handle(ctx, dead)
+	}
 	for i := 0; i < 2; i++ {
-		if err := sink.Handle(ctx, batch); err != nil {
-			t.Fatal(err)
-		}
+		handle(t, sink.Config(nil, nil), storeDead, batch)
 	}
 	rows, err := s.ProvenanceObservations(ctx, store.ProvenanceQuery{})
 	if err != nil {
@@ -78,27 +80,30 @@ func TestProvenanceSink(t *testing.T) {
 		t.Fatalf("%d dead letters, want 2: %+v", len(dl), dl)
 	}
 	for _, d := range dl {
-		if d.Reason != schema.ReasonBadMessage || d.Stage != history.ProvenanceStage || d.Detail == "" || d.Source == "" {
+		if d.Reason == "" || d.Stage != history.Name || d.Detail == "" || d.Source == "" {
 			t.Errorf("dead letter without reason, stage, detail or position: %+v", d)
 		}
 	}
 }
 
 // failingWriter fails InsertProvenance: the store does not have the batch.
-type failingWriter struct{ history.ProvenanceWriter }
+type failingWriter struct{ history.Writer }
 
 func (failingWriter) InsertProvenance(context.Context, []store.Provenance) error {
 	return errors.New("disk full")
 }
 
 // TestProvenanceSinkStoreErrorFailsTheBatch: when the store refuses the
-// batch, Handle returns the error, so bus.Consume does not commit offsets
-// and the batch is redelivered.
+// batch, the stage returns the error, so bus.Consume does not commit
+// offsets and the batch is redelivered.
 func TestProvenanceSinkStoreErrorFailsTheBatch(t *testing.T) {
-	o := github.Observation{ID: "github:github.com/o/a@2025-01-01T00:00:00Z", Repo: "github.com/o/a", ObservedAt: time.Now()}
-	sink := &history.ProvenanceSink{W: failingWriter{}}
-	if err := sink.Handle(context.Background(), []kafka.Message{msg(t, github.Topic, o)}); err == nil {
-		t.Fatal("Handle succeeded although the store failed")
+	o := github.Observation{ID: "github:github.com/o/a@2025-01-01T00:00:00Z", Repo: "github.com/o/a", ObservedAt: time.Date(2025, 1, 1, 0, 0, 0, 0, time.UTC), Status: github.StatusResolved}
+	st, err := stage.New((&history.Sink{W: failingWriter{}, Weights: method.Embedded().Weights}).Config(nil, nil))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := st.Handle(context.Background(), []kafka.Message{msg(t, github.Topic, o)}); err == nil {
+		t.Fatal("the batch succeeded although the store failed")
 	}
 }
 

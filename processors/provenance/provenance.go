@@ -53,6 +53,7 @@ import (
 	"time"
 
 	"github.com/forum-mcp/forum/ingest/github"
+	ckpt "github.com/forum-mcp/forum/internal/checkpoint"
 	"github.com/forum-mcp/forum/processors/method"
 	"github.com/forum-mcp/forum/processors/trust"
 	"github.com/forum-mcp/forum/schema"
@@ -320,4 +321,14 @@ func Load(path string) (*State, error) {
 	s.Apply(cp.Observations...)
 	s.SetListings(cp.Listings)
 	return s, nil
+}
+
+// Save writes the observations and listings atomically, in the form Load
+// reads (the stage's checkpoint is a superset of it).
+func (s *State) Save(path string) error {
+	obs, ls := s.contents()
+	return ckpt.Save(path, struct {
+		Observations []github.Observation `json:"observations"`
+		Listings     []Listing            `json:"listings"`
+	}{obs, ls})
 }

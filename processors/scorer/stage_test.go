@@ -14,9 +14,11 @@ import (
 	"github.com/segmentio/kafka-go"
 	"go.uber.org/zap/zaptest"
 
+	"github.com/forum-mcp/forum/bus/stage"
 	"github.com/forum-mcp/forum/ingest/differ"
 	"github.com/forum-mcp/forum/ingest/probe"
 	"github.com/forum-mcp/forum/ingest/registry"
+	"github.com/forum-mcp/forum/processors/method"
 	"github.com/forum-mcp/forum/processors/publish"
 	"github.com/forum-mcp/forum/schema"
 	"github.com/forum-mcp/forum/sql/duckdb"
@@ -167,17 +169,20 @@ func TestStagePublishes(t *testing.T) {
 
 func TestStageHandleWaitsForTheSnapshot(t *testing.T) {
 	s, at := replayedStore(t)
-	st := &Stage{Store: s, Key: testKey, SnapshotWait: 300 * time.Millisecond}
+	st := &Stage{Store: s, Method: method.Embedded(), Key: testKey, SnapshotWait: 300 * time.Millisecond}
 	b, _ := json.Marshal(schema.SnapshotSummary{ID: "never-stored", Mode: schema.ModeFull, ObservedAt: at["2025-10-09"]})
-	err := st.Handle(context.Background(), []kafka.Message{{Value: b}})
+	sg, err := stage.New(st.Config(nil, nil))
+	if err != nil {
+		t.Fatal(err)
+	}
+	err = sg.Handle(context.Background(), []kafka.Message{{Value: b}})
 	if err == nil || !strings.Contains(err.Error(), "not stored") {
 		t.Errorf("a snapshot the sink has not stored yet must not be published: %v", err)
 	}
 }
 
-// healthRow is history.HealthRow (a copy: processors/history imports
-// processors/provenance, which imports this package, so importing history
-// here is an import cycle).
+// healthRow is history.HealthRow (a copy: processors/history is downstream
+// of this package, and a test of the scorer should not need the sinks).
 func healthRow(c *probe.Check) store.HealthCheck {
 	raw, _ := json.Marshal(c)
 	return store.HealthCheck{
