@@ -127,10 +127,15 @@ func (b *backoffs) get(host string, now time.Time) (time.Time, bool) {
 	return u, true
 }
 
-// len is the number of hosts in back-off (expired ones may still count
-// until the next sweep).
-func (b *backoffs) len() int {
+// running is the number of hosts whose back-off still runs at now.
+func (b *backoffs) running(now time.Time) int {
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	return len(b.until)
+	n := 0
+	for _, u := range b.until {
+		if u.After(now) {
+			n++
+		}
+	}
+	return n
 }

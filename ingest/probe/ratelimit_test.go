@@ -81,13 +81,17 @@ func TestBackoffs(t *testing.T) {
 	if _, ok := b.get("b", raNow); ok {
 		t.Fatal("b never backed off")
 	}
+	b.set("c", raNow.Add(time.Hour), raNow)
+	if n := b.running(raNow.Add(time.Minute)); n != 1 {
+		t.Fatalf("%d back-offs running, want 1", n)
+	}
 	// Expired entries are swept as the map grows: it stays as small as the
 	// set of running back-offs, not the set of hosts ever refused.
 	for i := range 10000 {
 		at := raNow.Add(time.Duration(i) * time.Second)
 		b.set("h"+strconv.Itoa(i), at.Add(time.Second), at)
 	}
-	if n := b.len(); n > 200 {
+	if n := len(b.until); n > 200 {
 		t.Fatalf("%d entries kept for 1-s back-offs set one a second", n)
 	}
 }

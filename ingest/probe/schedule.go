@@ -10,6 +10,7 @@ import (
 	"math/bits"
 	"net/url"
 	"slices"
+	"sync"
 	"time"
 
 	"github.com/segmentio/kafka-go"
@@ -254,69 +255,95 @@ func (s *Scheduler) save(st schedState) error {
 // Worker executes probe requests from probe.requests and publishes each
 // Check on health.checks. Offsets are committed after the checks are on the
 // bus; a redelivered request yields the same check ID, so sinks dedup it.
+//
+// Politeness holds across the Worker's concurrency: every probe of a batch
+// goes through the one Prober, whose per-host limit and back-off are shared
+// by all of them (and by every batch), so Concurrency bounds probes in
+// flight overall while PerHostLimit bounds them per host.
 type Worker struct {
 	Prober      *Prober
 	Brokers     []string
 	Group       string // default "forum-prober"
 	Concurrency int    // probes in flight, default 32
 	Log         *zap.Logger
+	Metrics     *Metrics // nil: no metrics
 }
 
-// Run consumes until ctx ends.
-func (w *Worker) Run(ctx context.Context) error {
+func (w *Worker) setDefaults() {
 	if w.Group == "" {
 		w.Group = "forum-prober"
 	}
 	if w.Concurrency <= 0 {
 		w.Concurrency = 32
 	}
-	log := w.Log
-	if log == nil {
-		log = zap.NewNop()
+	if w.Log == nil {
+		w.Log = zap.NewNop()
 	}
-	out := bus.NewWriter(w.Brokers, log)
+}
+
+// Run consumes until ctx ends.
+func (w *Worker) Run(ctx context.Context) error {
+	w.setDefaults()
+	out := bus.NewWriter(w.Brokers, w.Log)
 	defer out.Close()
 	return bus.Consume(ctx, bus.ConsumeConfig{Brokers: w.Brokers, Group: w.Group, Topics: []string{schema.TopicProbeRequests},
-		MaxBatch: w.Concurrency * 2, MaxWait: 50 * time.Millisecond, Log: log},
+		MaxBatch: w.Concurrency * 2, MaxWait: 50 * time.Millisecond, Log: w.Log},
 		func(ctx context.Context, msgs []kafka.Message) error {
-			results := make([]kafka.Message, len(msgs))
-			sem := make(chan struct{}, w.Concurrency)
-			done := make(chan struct{})
-			pending := len(msgs)
-			if pending == 0 {
-				return nil
-			}
-			for i, m := range msgs {
-				sem <- struct{}{}
-				go func() {
-					defer func() {
-						<-sem
-						done <- struct{}{}
-					}()
-					var req Request
-					if err := json.Unmarshal(m.Value, &req); err != nil || req.Server == "" || req.URL == "" {
-						if err == nil {
-							err = errors.New("probe request without server or url")
-						}
-						d := schema.NewDLQ("prober", fmt.Sprintf("%s/%d@%d", m.Topic, m.Partition, m.Offset), schema.ReasonBadMessage, err.Error(), string(m.Key), m.Value, time.Now())
-						b, _ := json.Marshal(d)
-						results[i] = kafka.Message{Topic: schema.TopicDLQ, Key: []byte(d.Key), Value: b}
-						return
-					}
-					c := w.Prober.Probe(ctx, req)
-					b, _ := json.Marshal(c)
-					results[i] = kafka.Message{Topic: schema.TopicHealthChecks, Key: []byte(c.Server), Value: b}
-				}()
-			}
-			for range msgs {
-				<-done
-			}
+			results := w.probeBatch(ctx, msgs)
 			if ctx.Err() != nil {
 				return ctx.Err() // probes were cut short: do not commit them as done
+			}
+			if len(results) == 0 {
+				return nil
 			}
 			if err := out.WriteMessages(ctx, results...); err != nil {
 				return fmt.Errorf("publishing health checks: %w", bus.SummarizeWriteError(err))
 			}
 			return nil
 		})
+}
+
+// probeBatch probes a batch of requests, at most Concurrency at once, and
+// returns the messages to publish: a check per request, or a dead letter
+// for a request that does not decode.
+func (w *Worker) probeBatch(ctx context.Context, msgs []kafka.Message) []kafka.Message {
+	if len(msgs) == 0 {
+		return nil
+	}
+	start := time.Now()
+	results := make([]kafka.Message, len(msgs))
+	checks := make([]*Check, len(msgs))
+	sem := make(chan struct{}, w.Concurrency)
+	var wg sync.WaitGroup
+	for i, m := range msgs {
+		sem <- struct{}{}
+		wg.Go(func() {
+			defer func() { <-sem }()
+			var req Request
+			if err := json.Unmarshal(m.Value, &req); err != nil || req.Server == "" || req.URL == "" {
+				if err == nil {
+					err = errors.New("probe request without server or url")
+				}
+				d := schema.NewDLQ("prober", fmt.Sprintf("%s/%d@%d", m.Topic, m.Partition, m.Offset), schema.ReasonBadMessage, err.Error(), string(m.Key), m.Value, time.Now())
+				b, _ := json.Marshal(d)
+				results[i] = kafka.Message{Topic: schema.TopicDLQ, Key: []byte(d.Key), Value: b}
+				return
+			}
+			c := w.Prober.Probe(ctx, req)
+			b, _ := json.Marshal(c)
+			results[i] = kafka.Message{Topic: schema.TopicHealthChecks, Key: []byte(c.Server), Value: b}
+			checks[i] = &c
+		})
+	}
+	wg.Wait()
+	if w.Metrics != nil && ctx.Err() == nil { // a cut-short batch is redelivered: count it then
+		var done []Check
+		for _, c := range checks {
+			if c != nil {
+				done = append(done, *c)
+			}
+		}
+		w.Metrics.ObserveBatch(done, len(msgs)-len(done), time.Since(start), w.Prober.backoff.running(w.Prober.opts.Now()))
+	}
+	return results
 }
