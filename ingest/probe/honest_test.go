@@ -44,6 +44,7 @@ type failureMode struct {
 func TestHonestInstrument(t *testing.T) {
 	clock := &offsetClock{}
 	never := &countingResolver{fakeResolver: fakeResolver{}}
+	var preludeSent atomic.Int64
 	for _, tc := range []failureMode{
 		{
 			name:   "429-retry-after-seconds",
@@ -123,7 +124,7 @@ func TestHonestInstrument(t *testing.T) {
 		{
 			name: "valid-initialize-under-400-json", server: func(t *testing.T) (string, *atomic.Int32) {
 				h := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return sdkServer(0, 0) }, &mcp.StreamableHTTPOptions{JSONResponse: true})
-				return counted(t, mangle(h, "initialize", 400, nil))
+				return counted(t, mangle(h, "initialize", 400, nil, nil))
 			},
 			outcome: OutcomeOK, class: ClassNone, status: 400, notes: []string{NoteOffSpecStatus},
 			misread: "as handshake_failed: a working MCP server failed for its proxy's status code (server unfairly penalised)",
@@ -134,7 +135,7 @@ func TestHonestInstrument(t *testing.T) {
 		{
 			name: "valid-initialize-under-400-sse", server: func(t *testing.T) (string, *atomic.Int32) {
 				h := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return sdkServer(0, 0) }, nil)
-				return counted(t, mangle(h, "initialize", 400, nil))
+				return counted(t, mangle(h, "initialize", 400, nil, nil))
 			},
 			outcome: OutcomeOK, class: ClassNone, status: 400, notes: []string{NoteOffSpecStatus},
 			misread: "as handshake_failed: a working MCP server failed for its status code (server unfairly penalised)",
@@ -164,13 +165,13 @@ func TestHonestInstrument(t *testing.T) {
 		{
 			name: "verbose-sse-200KiB-before-the-answer", server: func(t *testing.T) (string, *atomic.Int32) {
 				h := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return sdkServer(0, 0) }, nil)
-				return counted(t, mangle(h, "initialize", 0, verbosePrelude()))
+				return counted(t, mangle(h, "initialize", 0, verbosePrelude(), &preludeSent))
 			},
 			outcome: OutcomeOK, class: ClassNone, status: 200,
 			misread: "as handshake_failed (no answer in the first buffer): a chatty but working server counted as broken (server unfairly penalised)",
 			more: func(t *testing.T, p *Prober, url string, cs []Check, hits *atomic.Int32) {
-				if len(verbosePrelude()) < 200<<10 || len(verbosePrelude()) > 900<<10 {
-					t.Fatalf("prelude %d bytes: not the case under test", len(verbosePrelude()))
+				if n := preludeSent.Load(); n < 200<<10 || n > 900<<10 {
+					t.Fatalf("the server sent %d bytes before the answer: not the case under test", n)
 				}
 				checkFixtureTools(t, cs[0])
 			},
@@ -475,10 +476,10 @@ func rpcID(body []byte) string {
 // method, turns its 200 into status (0 keeps it) and writes prelude at the
 // start of an event-stream answer — a working server behind a proxy that
 // mangles the status, or one that chatters before it answers.
-func mangle(h http.Handler, method string, status int, prelude []byte) http.HandlerFunc {
+func mangle(h http.Handler, method string, status int, prelude []byte, sent *atomic.Int64) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
 		if r.Method == http.MethodPost && rpcMethod(peekBody(r)) == method {
-			w = &mangler{ResponseWriter: w, status: status, prelude: prelude}
+			w = &mangler{ResponseWriter: w, status: status, prelude: prelude, sent: sent}
 		}
 		h.ServeHTTP(w, r)
 	}
@@ -488,6 +489,7 @@ type mangler struct {
 	http.ResponseWriter
 	status  int
 	prelude []byte
+	sent    *atomic.Int64 // prelude bytes written (nil: not counted)
 	wrote   bool
 }
 
@@ -501,7 +503,10 @@ func (m *mangler) WriteHeader(code int) {
 	}
 	m.ResponseWriter.WriteHeader(code)
 	if strings.HasPrefix(m.Header().Get("Content-Type"), "text/event-stream") && len(m.prelude) > 0 {
-		m.ResponseWriter.Write(m.prelude)
+		n, _ := m.ResponseWriter.Write(m.prelude)
+		if m.sent != nil {
+			m.sent.Add(int64(n))
+		}
 	}
 }
 
