@@ -158,13 +158,6 @@ func encodeRPC(id *int64, method string, params any) []byte {
 	return b
 }
 
-// onAuthFailure records the auth evidence of a 401/403 answer whose body
-// is not needed, then closes the body.
-func (r *run) onAuthFailure(ctx context.Context, resp *http.Response) {
-	drainClose(resp.Body)
-	r.authEvidence(ctx, resp)
-}
-
 // authEvidence records the WWW-Authenticate challenges of a refusal and
 // fetches protected-resource metadata when pointed at, or, for a 401
 // without any challenge, from the well-known location.

@@ -148,7 +148,8 @@ func DueIn(off, interval time.Duration, from, to time.Time) []time.Time {
 // published every Tick, so a host's slots that fall within one tick go out
 // together: at most ceil(n·Tick/Interval) of a host's n remotes (5 for 500
 // remotes at 30 s / 1 h), and the Prober's per-host limit bounds how many of
-// those run at once.
+// those run at once. (After downtime the whole catch-up window goes out in
+// one pass; the per-host limit is then all that paces a host.)
 // Requests carry their slot time as ObservedAt, so a check's ID is
 // deterministic and a re-published request overwrites rather than
 // duplicates. The last covered instant is checkpointed, so a restart neither
