@@ -51,6 +51,18 @@ const (
 	AuthUnknown = schema.AuthUnknown
 )
 
+// Notes a check may carry (Check.Notes). They are bare codes so consumers
+// can match them; the details are in the check's own fields.
+const (
+	// NoteOffSpecStatus: a valid JSON-RPC answer came under a non-2xx HTTP
+	// status; the server speaks MCP and was judged by the answer
+	// (HTTPStatus holds initialize's status).
+	NoteOffSpecStatus = "off_spec_status"
+	// NoteTransportMismatch: the declared transport failed and the other
+	// one answered initialize (TransportDeclared vs Transport).
+	NoteTransportMismatch = "transport_mismatch"
+)
+
 // MaxErrorMessage bounds Check.ErrorMessage (bytes, cut on a rune boundary).
 const MaxErrorMessage = 512
 

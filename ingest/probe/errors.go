@@ -3,6 +3,7 @@ package probe
 import (
 	"errors"
 	"fmt"
+	"time"
 
 	"github.com/forum-mcp/forum/schema"
 )
@@ -26,6 +27,9 @@ const (
 	ClassTimeout              ErrorClass = "timeout"                 // unreachable: the whole-handshake budget ran out
 	ClassAuth                 ErrorClass = "auth"                    // auth_required: HTTP 401/403
 	ClassJSONRPCAuth          ErrorClass = "jsonrpc_auth"            // auth_required: JSON-RPC error that reads as an auth error
+	ClassAuthMessage          ErrorClass = "auth_message"            // auth_required: another 4xx whose body says a credential is missing or invalid
+	ClassRateLimited          ErrorClass = "rate_limited"            // rate_limited: 429, or 503 with Retry-After (refused for load)
+	ClassBackoff              ErrorClass = "backoff"                 // rate_limited: not requested, the host's Retry-After has not passed
 	ClassHTTPStatus           ErrorClass = "http_status"             // handshake_failed: other 4xx/5xx
 	ClassContentType          ErrorClass = "unexpected_content_type" // handshake_failed: HTML and friends
 	ClassInvalidJSON          ErrorClass = "invalid_json"            // handshake_failed: body is not JSON
@@ -64,9 +68,30 @@ func (e *BlockedError) Unwrap() error { return ErrBlockedAddress }
 type statusError struct {
 	Status int
 	Step   string // "initialize", "initialized", "tools/list", "sse_get"
+	Detail string // what the body said (bounded), when it said something
 }
 
-func (e *statusError) Error() string { return fmt.Sprintf("%s: HTTP %d", e.Step, e.Status) }
+func (e *statusError) Error() string {
+	if e.Detail != "" {
+		return fmt.Sprintf("%s: HTTP %d: %s", e.Step, e.Status, e.Detail)
+	}
+	return fmt.Sprintf("%s: HTTP %d", e.Step, e.Status)
+}
+
+// rateLimitError is a refusal for load: 429, or 503 with Retry-After.
+type rateLimitError struct {
+	Status     int
+	Step       string
+	RetryAfter time.Duration // 0 when the server gave none (or one already past)
+	HasRetry   bool          // a usable Retry-After was given
+}
+
+func (e *rateLimitError) Error() string {
+	if e.HasRetry {
+		return fmt.Sprintf("%s: HTTP %d, Retry-After %s", e.Step, e.Status, e.RetryAfter)
+	}
+	return fmt.Sprintf("%s: HTTP %d without Retry-After", e.Step, e.Status)
+}
 
 // classError carries a class picked at the failure site (content type,
 // protocol errors) so classify does not have to guess from the text.

@@ -45,11 +45,9 @@ func (e *RPCError) isAuth() bool {
 	if e.Code == 401 || e.Code == 403 {
 		return true
 	}
-	data := e.Data
-	if len(data) > 1024 {
-		data = data[:1024]
-	}
-	return authWords.MatchString(e.Message) || authWords.Match(data)
+	// Data is searched whole (it is inside a body already capped at 1 MiB):
+	// SPEC §1.3 allows no truncation before classification below that cap.
+	return authWords.MatchString(e.Message) || authWords.Match(e.Data)
 }
 
 // errNoResponse means the body held JSON-RPC messages, none answering us.

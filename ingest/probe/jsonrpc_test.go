@@ -3,6 +3,7 @@ package probe
 import (
 	"encoding/json"
 	"errors"
+	"strings"
 	"testing"
 )
 
@@ -59,6 +60,7 @@ func TestRPCErrorIsAuth(t *testing.T) {
 		{RPCError{Code: -32600, Message: "missing API key"}, true},
 		{RPCError{Code: 401, Message: "x"}, true},
 		{RPCError{Code: -32603, Message: "internal", Data: json.RawMessage(`{"reason":"invalid access token"}`)}, true},
+		{RPCError{Code: -32603, Message: "internal", Data: json.RawMessage(`{"trace":"` + strings.Repeat("x", 4096) + `","reason":"missing api key"}`)}, true},
 		{RPCError{Code: -32601, Message: "Method not found"}, false},
 		{RPCError{Code: -32603, Message: "internal error"}, false},
 	} {

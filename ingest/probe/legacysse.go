@@ -23,35 +23,41 @@ type sseItem struct {
 	err error
 }
 
-// legacySSE runs the handshake over legacy SSE. fallback is true when the
-// GET answered 404/405, so the caller retries as Streamable HTTP.
-func (r *run) legacySSE(ctx context.Context) (fallback bool, err error) {
+// sseReach is how far a legacy SSE attempt got; the fallbacks between the
+// two transports decide on it.
+type sseReach int
+
+const (
+	sseNoStream   sseReach = iota // the GET answered 404/405: no legacy SSE stream here
+	sseRefused                    // the GET failed or answered another non-2xx, or not an event stream
+	sseNoEndpoint                 // an event stream, but no endpoint event on it
+	sseEndpoint                   // the endpoint event arrived: a legacy SSE server
+)
+
+// legacySSE runs the handshake over legacy SSE and says how far it got.
+func (r *run) legacySSE(ctx context.Context) (sseReach, error) {
 	sctx, cancel := context.WithCancel(ctx)
 	defer cancel() // ends the GET stream and the reader goroutine
 	req, err := r.newRequest(sctx, http.MethodGet, r.url.String(), nil)
 	if err != nil {
-		return false, err
+		return sseRefused, err
 	}
 	req.Header.Set("Accept", "text/event-stream")
 	resp, err := r.do(req)
 	if err != nil {
-		return false, err
+		return sseRefused, err
 	}
 	r.c.HTTPStatus = resp.StatusCode
 	switch {
 	case resp.StatusCode == http.StatusNotFound || resp.StatusCode == http.StatusMethodNotAllowed:
 		drainClose(resp.Body)
-		return true, nil
-	case resp.StatusCode == http.StatusUnauthorized || resp.StatusCode == http.StatusForbidden:
-		r.onAuthFailure(ctx, resp)
-		return false, &statusError{Status: resp.StatusCode, Step: "sse_get"}
+		return sseNoStream, nil
 	case resp.StatusCode/100 != 2:
-		drainClose(resp.Body)
-		return false, &statusError{Status: resp.StatusCode, Step: "sse_get"}
+		return sseRefused, r.refusal(ctx, resp, "sse_get", r.readRefusal(resp), nil)
 	}
 	if mt := mediaType(resp.Header); mt != "text/event-stream" {
 		drainClose(resp.Body)
-		return false, withClass(ClassContentType, "sse GET: content type %q, want text/event-stream", clip(resp.Header.Get("Content-Type"), 64))
+		return sseRefused, withClass(ClassContentType, "sse GET: content type %q, want text/event-stream", clip(resp.Header.Get("Content-Type"), 64))
 	}
 
 	conn := &sseConn{r: r, events: make(chan sseItem, 8)}
@@ -62,19 +68,19 @@ func (r *run) legacySSE(ctx context.Context) (fallback bool, err error) {
 
 	ev, err := conn.next(sctx, func(ev sseEvent) bool { return ev.Type == "endpoint" })
 	if err != nil {
-		return false, err
+		return sseNoEndpoint, err
 	}
 	ep, err := r.url.Parse(ev.Data)
 	if err != nil {
-		return false, withClass(ClassProtocol, "endpoint event: %v", err)
+		return sseEndpoint, withClass(ClassProtocol, "endpoint event: %v", err)
 	}
 	// The endpoint must stay on the probed origin: a registry entry must not
 	// be able to aim the prober's POSTs at some other host.
 	if ep.Scheme != r.url.Scheme || ep.Host != r.url.Host {
-		return false, withClass(ClassProtocol, "endpoint event points to another origin: %s", clip(ep.String(), 256))
+		return sseEndpoint, withClass(ClassProtocol, "endpoint event points to another origin: %s", clip(ep.String(), 256))
 	}
 	conn.endpoint = ep.String()
-	return false, r.handshake(sctx, conn, nil)
+	return sseEndpoint, r.handshake(sctx, conn, nil)
 }
 
 func (s *sseConn) read(ctx context.Context, body io.ReadCloser, limit int64) {
@@ -126,17 +132,12 @@ func (s *sseConn) post(ctx context.Context, body []byte, step string) error {
 	if err != nil {
 		return err
 	}
-	if resp.StatusCode == http.StatusUnauthorized || resp.StatusCode == http.StatusForbidden {
+	if resp.StatusCode/100 != 2 {
 		s.r.c.HTTPStatus = resp.StatusCode
-		s.r.onAuthFailure(ctx, resp)
-		return &statusError{Status: resp.StatusCode, Step: step}
+		return s.r.refusal(ctx, resp, step, s.r.readRefusal(resp), nil)
 	}
 	// The answer travels on the stream; the POST body is not read.
 	drainClose(resp.Body)
-	if resp.StatusCode/100 != 2 {
-		s.r.c.HTTPStatus = resp.StatusCode
-		return &statusError{Status: resp.StatusCode, Step: step}
-	}
 	return nil
 }
 

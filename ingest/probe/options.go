@@ -21,6 +21,10 @@ type Options struct {
 	PerHostLimit int
 	// MaxToolPages caps how many tools/list pages are followed.
 	MaxToolPages int
+	// MaxBackoff caps how long a host that refused for load (429, or 503
+	// with Retry-After) is left alone; set it to the probe interval (SPEC
+	// §1.3: the wait is Retry-After capped at the interval).
+	MaxBackoff time.Duration
 	// MaxRedirects caps redirects per request.
 	MaxRedirects int
 	UserAgent    string
@@ -42,7 +46,11 @@ const (
 	DefaultPerHostLimit   = 4
 	DefaultMaxToolPages   = 10
 	DefaultMaxRedirects   = 5
-	DefaultUserAgent      = "forum-prober/0.1"
+	DefaultMaxBackoff     = time.Hour // the default probe interval
+	// NoRetryAfterBackoff is the wait after a 429 that gave no usable
+	// Retry-After (SPEC §1.2 waits ≥ 60 s for GitHub's limits in that case).
+	NoRetryAfterBackoff = time.Minute
+	DefaultUserAgent    = "forum-prober/0.1"
 )
 
 func (o *Options) setDefaults() {
@@ -60,6 +68,9 @@ func (o *Options) setDefaults() {
 	}
 	if o.MaxToolPages <= 0 {
 		o.MaxToolPages = DefaultMaxToolPages
+	}
+	if o.MaxBackoff <= 0 {
+		o.MaxBackoff = DefaultMaxBackoff
 	}
 	if o.MaxRedirects <= 0 {
 		o.MaxRedirects = DefaultMaxRedirects
@@ -98,6 +109,10 @@ func WithPerHostLimit(n int) Option { return func(o *Options) { o.PerHostLimit =
 
 // WithMaxToolPages sets the tools/list page cap.
 func WithMaxToolPages(n int) Option { return func(o *Options) { o.MaxToolPages = n } }
+
+// WithMaxBackoff caps a host's back-off after a refusal for load; pass the
+// probe interval.
+func WithMaxBackoff(d time.Duration) Option { return func(o *Options) { o.MaxBackoff = d } }
 
 // WithUserAgent sets the User-Agent header.
 func WithUserAgent(ua string) Option { return func(o *Options) { o.UserAgent = ua } }

@@ -20,11 +20,12 @@ import (
 // Prober runs probes. It is safe for concurrent use; one per process is
 // enough (it pools connections and holds the per-host semaphore).
 type Prober struct {
-	opts   Options
-	client *http.Client
-	tr     *http.Transport
-	hosts  *hostLimiter
-	log    *zap.Logger
+	opts    Options
+	client  *http.Client
+	tr      *http.Transport
+	hosts   *hostLimiter
+	backoff *backoffs
+	log     *zap.Logger
 }
 
 // New builds a Prober from DefaultOptions changed by opts.
@@ -46,7 +47,7 @@ func New(opts ...Option) *Prober {
 		IdleConnTimeout:        30 * time.Second,
 		MaxResponseHeaderBytes: 64 << 10,
 	}
-	p := &Prober{opts: o, tr: tr, hosts: newHostLimiter(o.PerHostLimit), log: o.Logger}
+	p := &Prober{opts: o, tr: tr, hosts: newHostLimiter(o.PerHostLimit), backoff: newBackoffs(), log: o.Logger}
 	p.client = &http.Client{
 		Transport: tr,
 		CheckRedirect: func(req *http.Request, via []*http.Request) error {
@@ -123,27 +124,152 @@ func (p *Prober) probe(ctx context.Context, c *Check, raw, transport string) err
 	}
 	u.Fragment = ""
 
-	release, err := p.hosts.acquire(ctx, strings.ToLower(u.Host))
+	host := hostKey(u)
+	// A host in back-off is not asked again before its Retry-After has
+	// passed; checked before the wait for a slot (no point queueing) and
+	// after it (a probe queued behind the one that was refused).
+	if err := p.inBackoff(host); err != nil {
+		return err
+	}
+	release, err := p.hosts.acquire(ctx, host)
 	if err != nil {
 		// Never started: whatever ended the wait, the remote was not checked.
 		return &classError{Class: ClassCanceled, Err: fmt.Errorf("waiting for a slot on %s: %w", clip(u.Host, 256), err)}
 	}
 	defer release()
+	if err := p.inBackoff(host); err != nil {
+		return err
+	}
 	hctx, cancel := context.WithTimeout(ctx, p.opts.Timeout)
 	defer cancel()
 
 	r := &run{p: p, c: c, url: u}
+	err = p.handshake(hctx, r, transport)
+	var rl *rateLimitError
+	if errors.As(err, &rl) {
+		p.refusedForLoad(host, rl)
+	}
+	return err
+}
+
+// hostKey names the host a URL's requests go to, for the per-host limit,
+// back-off, schedule spread and metrics: the lower-cased name, with the
+// port only when it is not the scheme's default (https://h and
+// https://h:443 are one host).
+func hostKey(u *url.URL) string {
+	h := strings.ToLower(u.Hostname())
+	port := u.Port()
+	if port == "" || (u.Scheme == "https" && port == "443") || (u.Scheme == "http" && port == "80") {
+		return h
+	}
+	return net.JoinHostPort(h, port)
+}
+
+// handshake runs the declared transport and, when it is plainly not what
+// the server speaks, the other one (SPEC §1.3):
+//   - sse whose GET answers 404/405 is retried as Streamable HTTP;
+//   - streamable-http whose POST initialize answers 400/404/405 (and whose
+//     body said neither "auth" nor held an answer) is retried as legacy SSE,
+//     as MCP's backwards-compatibility guidance tells clients to. The SSE
+//     attempt replaces the first verdict only when it is decisive: the
+//     endpoint event arrived (a legacy SSE server, whatever follows), or
+//     the GET was refused for auth or for load. Anything less (404/405,
+//     another error, a stream without an endpoint event) leaves the
+//     Streamable HTTP verdict, so a server is never judged by a transport
+//     it never claimed to speak.
+//
+// When the other transport answered initialize, the check carries the
+// transport_mismatch note (TransportDeclared vs Transport).
+func (p *Prober) handshake(ctx context.Context, r *run, transport string) error {
+	c := r.c
 	if transport == TransportSSE {
-		fallback, err := r.legacySSE(hctx)
-		if !fallback {
+		reach, err := r.legacySSE(ctx)
+		if reach != sseNoStream {
 			return err
 		}
-		// SPEC §1.3: a remote labelled sse that answers 404/405 to the GET
-		// is retried as Streamable HTTP.
 		c.Transport = TransportStreamableHTTP
 		c.HTTPStatus = 0
+		err = r.streamable(ctx)
+		if r.initialized {
+			r.note(NoteTransportMismatch)
+		}
+		return err
 	}
-	return r.streamable(hctx)
+	err := r.streamable(ctx)
+	if !wrongTransport(err) || ctx.Err() != nil {
+		return err
+	}
+	before := *c // the SSE attempt only sets Transport and HTTPStatus unless it is decisive
+	c.Transport = TransportSSE
+	c.HTTPStatus = 0
+	sr := &run{p: p, c: c, url: r.url}
+	reach, serr := sr.legacySSE(ctx)
+	decisive := reach == sseEndpoint
+	if reach == sseRefused && serr != nil {
+		o := classOutcome(classify(ctx, serr))
+		decisive = o == OutcomeAuthRequired || o == OutcomeRateLimited
+	}
+	if !decisive {
+		*c = before
+		return err
+	}
+	if sr.initialized {
+		sr.note(NoteTransportMismatch)
+	}
+	return serr
+}
+
+// wrongTransport reports whether a Streamable HTTP failure is the answer a
+// legacy SSE server gives to POST initialize (400/404/405, nothing else said).
+func wrongTransport(err error) bool {
+	var se *statusError
+	var ce *classError
+	if errors.As(err, &ce) || !errors.As(err, &se) || se.Step != "initialize" {
+		return false
+	}
+	switch se.Status {
+	case http.StatusBadRequest, http.StatusNotFound, http.StatusMethodNotAllowed:
+		return true
+	}
+	return false
+}
+
+// backoffError is a probe not made: the host's back-off still runs.
+type backoffError struct {
+	Host  string
+	Until time.Time
+	Left  time.Duration
+}
+
+func (e *backoffError) Error() string {
+	return fmt.Sprintf("not requested: %s asked to be left alone until %s (Retry-After)", clip(e.Host, 256), e.Until.UTC().Format(time.RFC3339))
+}
+
+func (p *Prober) inBackoff(host string) error {
+	now := p.opts.Now()
+	if until, ok := p.backoff.get(host, now); ok {
+		return &backoffError{Host: host, Until: until, Left: until.Sub(now)}
+	}
+	return nil
+}
+
+// refusedForLoad starts host's back-off: Retry-After when given (a date
+// already past asks for no wait), NoRetryAfterBackoff when not, capped at
+// MaxBackoff.
+func (p *Prober) refusedForLoad(host string, rl *rateLimitError) {
+	d := rl.RetryAfter
+	if !rl.HasRetry {
+		d = NoRetryAfterBackoff
+	}
+	d = min(d, p.opts.MaxBackoff)
+	if d <= 0 {
+		return
+	}
+	now := p.opts.Now()
+	p.backoff.set(host, now.Add(d), now)
+	if ce := p.log.Check(zap.InfoLevel, "host refused for load; backing off"); ce != nil {
+		ce.Write(zap.String("host", host), zap.Int("status", rl.Status), zap.Duration("backoff", d))
+	}
 }
 
 // finish turns the run's error into outcome, class and message.
@@ -159,6 +285,14 @@ func (p *Prober) finish(ctx context.Context, c *Check, err error) {
 	c.Outcome = classOutcome(class)
 	c.ErrorClass = class
 	c.ErrorMessage, _ = truncate(err.Error(), MaxErrorMessage)
+	var rl *rateLimitError
+	var be *backoffError
+	switch {
+	case errors.As(err, &rl):
+		c.RetryAfterSeconds = retryAfterSeconds(rl.RetryAfter)
+	case errors.As(err, &be):
+		c.RetryAfterSeconds = retryAfterSeconds(be.Left) // what is left of the host's wait
+	}
 }
 
 // classify maps an error to its class; see the ErrorClass constants for the
@@ -170,6 +304,14 @@ func classify(ctx context.Context, err error) ErrorClass {
 	var ce *classError
 	if errors.As(err, &ce) {
 		return ce.Class
+	}
+	var rl *rateLimitError
+	if errors.As(err, &rl) {
+		return ClassRateLimited
+	}
+	var be *backoffError
+	if errors.As(err, &be) {
+		return ClassBackoff
 	}
 	if errors.Is(err, ErrBlockedAddress) {
 		return ClassBlockedAddress
@@ -224,8 +366,10 @@ func classOutcome(c ErrorClass) Outcome {
 		return OutcomeNotChecked
 	case ClassBlockedAddress, ClassDNS, ClassConnect, ClassTLS, ClassTimeout:
 		return OutcomeUnreachable
-	case ClassAuth, ClassJSONRPCAuth:
+	case ClassAuth, ClassJSONRPCAuth, ClassAuthMessage:
 		return OutcomeAuthRequired
+	case ClassRateLimited, ClassBackoff:
+		return OutcomeRateLimited
 	default:
 		return OutcomeHandshakeFailed
 	}

@@ -10,6 +10,8 @@ import (
 	"mime"
 	"net/http"
 	"net/url"
+	"slices"
+	"strings"
 	"time"
 )
 
@@ -19,6 +21,9 @@ type run struct {
 	c      *Check
 	url    *url.URL
 	nextID int64
+	// initialized is set once initialize got a valid MCP answer: the
+	// transport in use speaks MCP.
+	initialized bool
 }
 
 // rpcConn is one MCP transport as the handshake sees it.
@@ -39,8 +44,9 @@ func (r *run) initializeParams() map[string]any {
 }
 
 // handshake runs initialize → notifications/initialized → tools/list over
-// conn. A tools/list failure other than an auth refusal leaves the outcome
-// ok: the handshake itself succeeded (Tool quality then scores 0).
+// conn. A tools/list failure other than an auth refusal or a refusal for
+// load leaves the outcome ok: the handshake itself succeeded (Tool quality
+// then scores 0).
 func (r *run) handshake(ctx context.Context, conn rpcConn, onInit func()) error {
 	t0 := time.Now()
 	raw, err := conn.call(ctx, "initialize", r.initializeParams())
@@ -59,6 +65,7 @@ func (r *run) handshake(ctx context.Context, conn rpcConn, onInit func()) error 
 		r.c.ServerInfo = &si
 	}
 	r.c.Instructions = clip(init.Instructions, MaxTextBytes)
+	r.initialized = true
 	if onInit != nil {
 		onInit()
 	}
@@ -66,7 +73,11 @@ func (r *run) handshake(ctx context.Context, conn rpcConn, onInit func()) error 
 		return fmt.Errorf("notifications/initialized: %w", err)
 	}
 	if err := r.listTools(ctx, conn); err != nil {
-		if c := classify(ctx, err); c == ClassAuth || c == ClassJSONRPCAuth || c == ClassCanceled {
+		// Refusals keep their outcome: an auth wall is auth_required, and a
+		// refusal for load says nothing about the tools (recording ok with no
+		// tools would score the server's tools 0 for our load).
+		switch classify(ctx, err) {
+		case ClassAuth, ClassJSONRPCAuth, ClassAuthMessage, ClassRateLimited, ClassCanceled:
 			return err
 		}
 		r.c.ToolsListed = false
@@ -147,11 +158,10 @@ func encodeRPC(id *int64, method string, params any) []byte {
 	return b
 }
 
-// onAuthFailure records the auth evidence of a 401/403 answer (then closes
-// its body) and fetches protected-resource metadata when pointed at, or,
-// for a 401 without any challenge, from the well-known location.
-func (r *run) onAuthFailure(ctx context.Context, resp *http.Response) {
-	drainClose(resp.Body)
+// authEvidence records the WWW-Authenticate challenges of a refusal and
+// fetches protected-resource metadata when pointed at, or, for a 401
+// without any challenge, from the well-known location.
+func (r *run) authEvidence(ctx context.Context, resp *http.Response) {
 	challenges := parseWWWAuthenticate(resp.Header.Values("WWW-Authenticate"))
 	authEvidenceFrom(&r.c.Auth, challenges)
 	ev := &r.c.Auth
@@ -174,6 +184,64 @@ func (r *run) onAuthFailure(ctx context.Context, resp *http.Response) {
 			errs = append(errs, err)
 		}
 		ev.ResourceMetadataError = clip(errors.Join(errs...).Error(), MaxErrorMessage)
+	}
+}
+
+// readRefusal reads what a non-2xx answer says, up to the body cap, and
+// closes it. What arrived before a cap, a timeout or a broken connection is
+// kept: the status decides when the body cannot.
+func (r *run) readRefusal(resp *http.Response) []byte {
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(io.LimitReader(resp.Body, r.p.opts.MaxBodyBytes))
+	return b
+}
+
+// refusal judges a non-2xx answer that carried no valid JSON-RPC answer;
+// body is what it said (nil when unread) and answerErr why it was no answer.
+// In order: refused for load (429, or 503 with Retry-After) → rate_limited;
+// 401/403 → auth_required; another 4xx whose JSON-RPC error or text says a
+// credential is missing or invalid → auth_required; else the status stands.
+func (r *run) refusal(ctx context.Context, resp *http.Response, step string, body []byte, answerErr error) error {
+	if rl := rateLimited(resp, step, r.p.opts.Now()); rl != nil {
+		return rl
+	}
+	if resp.StatusCode == http.StatusUnauthorized || resp.StatusCode == http.StatusForbidden {
+		r.authEvidence(ctx, resp)
+		return &statusError{Status: resp.StatusCode, Step: step, Detail: bodyDetail(body, resp.Header)}
+	}
+	var re *RPCError
+	isRPC := errors.As(answerErr, &re)
+	if resp.StatusCode/100 == 4 && resp.StatusCode != http.StatusTooManyRequests {
+		if isRPC && (re.isAuth() || authMessage([]byte(re.Message), "")) {
+			r.authEvidence(ctx, resp)
+			return &classError{Class: ClassJSONRPCAuth, Err: fmt.Errorf("%s: HTTP %d: %w", step, resp.StatusCode, re)}
+		}
+		if authMessage(body, resp.Header.Get("Content-Type")) {
+			r.authEvidence(ctx, resp)
+			return &classError{Class: ClassAuthMessage, Err: &statusError{Status: resp.StatusCode, Step: step, Detail: bodyDetail(body, resp.Header)}}
+		}
+	}
+	detail := bodyDetail(body, resp.Header)
+	if isRPC {
+		detail = re.Error()
+	}
+	return &statusError{Status: resp.StatusCode, Step: step, Detail: detail}
+}
+
+// bodyDetail is the start of a refusal's text for the error message; HTML
+// and binary say nothing useful there.
+func bodyDetail(body []byte, h http.Header) string {
+	if len(body) == 0 || looksLikeHTML(h.Get("Content-Type"), body) {
+		return ""
+	}
+	s := strings.ToValidUTF8(string(body[:min(len(body), 512)]), "")
+	return clip(strings.Join(strings.Fields(s), " "), 200)
+}
+
+// note adds a note to the check once.
+func (r *run) note(n string) {
+	if !slices.Contains(r.c.Notes, n) {
+		r.c.Notes = append(r.c.Notes, n)
 	}
 }
 

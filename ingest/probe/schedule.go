@@ -1,11 +1,16 @@
 package probe
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"hash/fnv"
+	"math/bits"
+	"net/url"
+	"slices"
+	"sync"
 	"time"
 
 	"github.com/segmentio/kafka-go"
@@ -58,21 +63,74 @@ func Targets(ctx context.Context, l Lister) ([]Target, error) {
 	}
 }
 
-// Offset is where in each interval a target's probe falls: a hash of server
-// and URL, so probes spread evenly across the hour, the same target keeps its
-// slot across restarts, and many entries on one host do not fire together.
-func Offset(server, url string, interval time.Duration) time.Duration {
-	h := fnv.New64a()
-	h.Write([]byte(server))
-	h.Write([]byte{0})
-	h.Write([]byte(url))
-	return time.Duration(h.Sum64() % uint64(interval))
+// Offsets returns where in each interval every target's probe falls
+// (parallel to targets). A host's remotes are spread evenly over the
+// interval, so that our probes never bunch on one host (SPEC §1.3, "be a
+// polite client"): the k-th of a host's n remotes, in the order of a hash of
+// (server, URL), falls at base + k·interval/n, where base is a hash of the
+// host. Consecutive probes of one host are therefore interval/n apart
+// (rounded down to the nanosecond), wrap-around included; a host with one
+// remote sits at its base. Hosts are independent of each other, and the
+// bases spread hosts across the interval.
+//
+// Stability: the same target set gives the same offsets whatever its order,
+// so a restart keeps every slot. When a host gains or loses a remote, each
+// of its other slots moves by at most one gap (interval/n, n the larger
+// count), and other hosts' slots do not move: at worst a remote is probed
+// twice, or once less, in the interval of the change.
+func Offsets(targets []Target, interval time.Duration) []time.Duration {
+	type member struct {
+		i int
+		h uint64
+	}
+	byHost := map[string][]member{}
+	for i, t := range targets {
+		k := targetHost(t.URL)
+		byHost[k] = append(byHost[k], member{i, slotHash(t.Server, t.URL)})
+	}
+	out := make([]time.Duration, len(targets))
+	for host, ms := range byHost {
+		slices.SortFunc(ms, func(a, b member) int {
+			if c := cmp.Compare(a.h, b.h); c != 0 {
+				return c
+			}
+			ta, tb := targets[a.i], targets[b.i]
+			return cmp.Or(cmp.Compare(ta.Server, tb.Server), cmp.Compare(ta.URL, tb.URL))
+		})
+		base := slotHash(host, "") % uint64(interval)
+		n := uint64(len(ms))
+		for k, m := range ms {
+			// k·interval/n exactly: the product can pass 64 bits for long
+			// intervals and big hosts.
+			hi, lo := bits.Mul64(uint64(k), uint64(interval))
+			step, _ := bits.Div64(hi, lo, n)
+			out[m.i] = time.Duration((base + step) % uint64(interval))
+		}
+	}
+	return out
 }
 
-// DueIn returns the slot times of t in [from, to): every instant
-// cycleStart+Offset, with cycles aligned to the Unix epoch.
-func DueIn(t Target, interval time.Duration, from, to time.Time) []time.Time {
-	off := Offset(t.Server, t.URL, interval)
+// targetHost is the host a target's probes go to (see hostKey); a URL that
+// does not parse (templates) is a host of its own.
+func targetHost(raw string) string {
+	u, err := url.Parse(raw)
+	if err != nil || u.Host == "" {
+		return raw
+	}
+	return hostKey(u)
+}
+
+func slotHash(a, b string) uint64 {
+	h := fnv.New64a()
+	h.Write([]byte(a))
+	h.Write([]byte{0})
+	h.Write([]byte(b))
+	return h.Sum64()
+}
+
+// DueIn returns the slot times in [from, to) of a target whose offset is
+// off: every instant cycleStart+off, with cycles aligned to the Unix epoch.
+func DueIn(off, interval time.Duration, from, to time.Time) []time.Time {
 	var out []time.Time
 	start := from.Truncate(interval)
 	for c := start; c.Before(to); c = c.Add(interval) {
@@ -85,7 +143,13 @@ func DueIn(t Target, interval time.Duration, from, to time.Time) []time.Time {
 }
 
 // Scheduler publishes a probe request for every remote of every latest
-// registry entry once per Interval, each at its own slot (see Offset).
+// registry entry once per Interval, each at its own slot (see Offsets: a
+// host's remotes are spread evenly over the interval). Requests are
+// published every Tick, so a host's slots that fall within one tick go out
+// together: at most ceil(n·Tick/Interval) of a host's n remotes (5 for 500
+// remotes at 30 s / 1 h), and the Prober's per-host limit bounds how many of
+// those run at once. (After downtime the whole catch-up window goes out in
+// one pass; the per-host limit is then all that paces a host.)
 // Requests carry their slot time as ObservedAt, so a check's ID is
 // deterministic and a re-published request overwrites rather than
 // duplicates. The last covered instant is checkpointed, so a restart neither
@@ -127,9 +191,10 @@ func (s *Scheduler) RunOnce(ctx context.Context) (int, error) {
 	if err != nil {
 		return 0, err
 	}
+	offs := Offsets(targets, interval)
 	var msgs []kafka.Message
-	for _, t := range targets {
-		for _, at := range DueIn(t, interval, from, now) {
+	for i, t := range targets {
+		for _, at := range DueIn(offs[i], interval, from, now) {
 			b, _ := json.Marshal(Request{Server: t.Server, URL: t.URL, Transport: t.Transport, RemoteHeaders: t.Headers, ObservedAt: at})
 			msgs = append(msgs, kafka.Message{Topic: schema.TopicProbeRequests, Key: []byte(t.Server), Value: b})
 		}
@@ -191,69 +256,95 @@ func (s *Scheduler) save(st schedState) error {
 // Worker executes probe requests from probe.requests and publishes each
 // Check on health.checks. Offsets are committed after the checks are on the
 // bus; a redelivered request yields the same check ID, so sinks dedup it.
+//
+// Politeness holds across the Worker's concurrency: every probe of a batch
+// goes through the one Prober, whose per-host limit and back-off are shared
+// by all of them (and by every batch), so Concurrency bounds probes in
+// flight overall while PerHostLimit bounds them per host.
 type Worker struct {
 	Prober      *Prober
 	Brokers     []string
 	Group       string // default "forum-prober"
 	Concurrency int    // probes in flight, default 32
 	Log         *zap.Logger
+	Metrics     *Metrics // nil: no metrics
 }
 
-// Run consumes until ctx ends.
-func (w *Worker) Run(ctx context.Context) error {
+func (w *Worker) setDefaults() {
 	if w.Group == "" {
 		w.Group = "forum-prober"
 	}
 	if w.Concurrency <= 0 {
 		w.Concurrency = 32
 	}
-	log := w.Log
-	if log == nil {
-		log = zap.NewNop()
+	if w.Log == nil {
+		w.Log = zap.NewNop()
 	}
-	out := bus.NewWriter(w.Brokers, log)
+}
+
+// Run consumes until ctx ends.
+func (w *Worker) Run(ctx context.Context) error {
+	w.setDefaults()
+	out := bus.NewWriter(w.Brokers, w.Log)
 	defer out.Close()
 	return bus.Consume(ctx, bus.ConsumeConfig{Brokers: w.Brokers, Group: w.Group, Topics: []string{schema.TopicProbeRequests},
-		MaxBatch: w.Concurrency * 2, MaxWait: 50 * time.Millisecond, Log: log},
+		MaxBatch: w.Concurrency * 2, MaxWait: 50 * time.Millisecond, Log: w.Log},
 		func(ctx context.Context, msgs []kafka.Message) error {
-			results := make([]kafka.Message, len(msgs))
-			sem := make(chan struct{}, w.Concurrency)
-			done := make(chan struct{})
-			pending := len(msgs)
-			if pending == 0 {
-				return nil
-			}
-			for i, m := range msgs {
-				sem <- struct{}{}
-				go func() {
-					defer func() {
-						<-sem
-						done <- struct{}{}
-					}()
-					var req Request
-					if err := json.Unmarshal(m.Value, &req); err != nil || req.Server == "" || req.URL == "" {
-						if err == nil {
-							err = errors.New("probe request without server or url")
-						}
-						d := schema.NewDLQ("prober", fmt.Sprintf("%s/%d@%d", m.Topic, m.Partition, m.Offset), schema.ReasonBadMessage, err.Error(), string(m.Key), m.Value, time.Now())
-						b, _ := json.Marshal(d)
-						results[i] = kafka.Message{Topic: schema.TopicDLQ, Key: []byte(d.Key), Value: b}
-						return
-					}
-					c := w.Prober.Probe(ctx, req)
-					b, _ := json.Marshal(c)
-					results[i] = kafka.Message{Topic: schema.TopicHealthChecks, Key: []byte(c.Server), Value: b}
-				}()
-			}
-			for range msgs {
-				<-done
-			}
+			results := w.probeBatch(ctx, msgs)
 			if ctx.Err() != nil {
 				return ctx.Err() // probes were cut short: do not commit them as done
+			}
+			if len(results) == 0 {
+				return nil
 			}
 			if err := out.WriteMessages(ctx, results...); err != nil {
 				return fmt.Errorf("publishing health checks: %w", bus.SummarizeWriteError(err))
 			}
 			return nil
 		})
+}
+
+// probeBatch probes a batch of requests, at most Concurrency at once, and
+// returns the messages to publish: a check per request, or a dead letter
+// for a request that does not decode.
+func (w *Worker) probeBatch(ctx context.Context, msgs []kafka.Message) []kafka.Message {
+	if len(msgs) == 0 {
+		return nil
+	}
+	start := time.Now()
+	results := make([]kafka.Message, len(msgs))
+	checks := make([]*Check, len(msgs))
+	sem := make(chan struct{}, w.Concurrency)
+	var wg sync.WaitGroup
+	for i, m := range msgs {
+		sem <- struct{}{}
+		wg.Go(func() {
+			defer func() { <-sem }()
+			var req Request
+			if err := json.Unmarshal(m.Value, &req); err != nil || req.Server == "" || req.URL == "" {
+				if err == nil {
+					err = errors.New("probe request without server or url")
+				}
+				d := schema.NewDLQ("prober", fmt.Sprintf("%s/%d@%d", m.Topic, m.Partition, m.Offset), schema.ReasonBadMessage, err.Error(), string(m.Key), m.Value, time.Now())
+				b, _ := json.Marshal(d)
+				results[i] = kafka.Message{Topic: schema.TopicDLQ, Key: []byte(d.Key), Value: b}
+				return
+			}
+			c := w.Prober.Probe(ctx, req)
+			b, _ := json.Marshal(c)
+			results[i] = kafka.Message{Topic: schema.TopicHealthChecks, Key: []byte(c.Server), Value: b}
+			checks[i] = &c
+		})
+	}
+	wg.Wait()
+	if w.Metrics != nil && ctx.Err() == nil { // a cut-short batch is redelivered: count it then
+		var done []Check
+		for _, c := range checks {
+			if c != nil {
+				done = append(done, *c)
+			}
+		}
+		w.Metrics.ObserveBatch(done, len(msgs)-len(done), time.Since(start), w.Prober.backoff.running(w.Prober.opts.Now()))
+	}
+	return results
 }

@@ -3,6 +3,7 @@ package probe_test
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"net/netip"
@@ -149,11 +150,18 @@ func TestScheduledProbesReachTheStore(t *testing.T) {
 	}
 }
 
+// Hosts with one remote each spread across the whole interval; a single
+// target gets one slot per interval at its offset. (SPEC §1.3 now spreads a
+// host's remotes evenly rather than by a hash of each remote: see
+// TestHostRemotesSpreadEvenly for one host with many remotes.)
 func TestOffsetsSpreadAcrossTheInterval(t *testing.T) {
 	const n = 2000
-	buckets := make([]int, 12)
+	var targets []probe.Target
 	for i := range n {
-		off := probe.Offset("io.example/s", "https://h.example/"+string(rune('a'+i%26))+time.Duration(i).String(), time.Hour)
+		targets = append(targets, probe.Target{Server: "io.example/s", URL: fmt.Sprintf("https://h%d.example/mcp", i)})
+	}
+	buckets := make([]int, 12)
+	for _, off := range probe.Offsets(targets, time.Hour) {
 		if off < 0 || off >= time.Hour {
 			t.Fatalf("offset %v outside the interval", off)
 		}
@@ -164,12 +172,13 @@ func TestOffsetsSpreadAcrossTheInterval(t *testing.T) {
 			t.Errorf("5-minute bucket %d holds %d of %d probes: not spread", i, c, n)
 		}
 	}
-	tg := probe.Target{Server: "a/b", URL: "https://x"}
+	tg := []probe.Target{{Server: "a/b", URL: "https://x"}}
+	off := probe.Offsets(tg, time.Hour)[0]
 	t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
-	if d := probe.DueIn(tg, time.Hour, t0, t0.Add(3*time.Hour)); len(d) != 3 {
+	if d := probe.DueIn(off, time.Hour, t0, t0.Add(3*time.Hour)); len(d) != 3 {
 		t.Errorf("3 hours hold %d slots, want 3", len(d))
 	}
-	if d := probe.DueIn(tg, time.Hour, t0, t0.Add(time.Hour)); len(d) != 1 || !d[0].Equal(t0.Add(probe.Offset("a/b", "https://x", time.Hour))) {
+	if d := probe.DueIn(off, time.Hour, t0, t0.Add(time.Hour)); len(d) != 1 || !d[0].Equal(t0.Add(off)) {
 		t.Errorf("slot = %v", d)
 	}
 }

@@ -62,14 +62,10 @@ func (s *streamableConn) notify(ctx context.Context, method string, params any) 
 	if err != nil {
 		return err
 	}
-	if resp.StatusCode == http.StatusUnauthorized || resp.StatusCode == http.StatusForbidden {
-		s.r.onAuthFailure(ctx, resp)
-		return &statusError{Status: resp.StatusCode, Step: method}
+	if resp.StatusCode/100 != 2 {
+		return s.r.refusal(ctx, resp, method, s.r.readRefusal(resp), nil)
 	}
 	drainClose(resp.Body)
-	if resp.StatusCode/100 != 2 {
-		return &statusError{Status: resp.StatusCode, Step: method}
-	}
 	return nil
 }
 
@@ -94,40 +90,57 @@ func (s *streamableConn) terminate() {
 	}
 }
 
-// readAnswer reads the JSON-RPC answer to id from a POST response: status
-// first, then a JSON body or an SSE stream (time- and size-capped).
+// readAnswer reads the JSON-RPC answer to id from a POST response. The body
+// is read before the status is judged (SPEC §1.3, "an honest instrument"):
+// a valid answer counts whatever the status (noted off_spec_status), and a
+// refusal is judged by what its body says as well as by its status.
 func (r *run) readAnswer(ctx context.Context, resp *http.Response, id int64, step string) (json.RawMessage, error) {
-	switch {
-	case resp.StatusCode == http.StatusUnauthorized || resp.StatusCode == http.StatusForbidden:
-		r.onAuthFailure(ctx, resp)
-		return nil, &statusError{Status: resp.StatusCode, Step: step}
-	case resp.StatusCode/100 != 2:
-		drainClose(resp.Body)
-		return nil, &statusError{Status: resp.StatusCode, Step: step}
-	case resp.StatusCode == http.StatusAccepted || resp.StatusCode == http.StatusNoContent:
+	success := resp.StatusCode/100 == 2
+	if success && (resp.StatusCode == http.StatusAccepted || resp.StatusCode == http.StatusNoContent) {
 		drainClose(resp.Body)
 		return nil, withClass(ClassProtocol, "%s: HTTP %d without an answer", step, resp.StatusCode)
 	}
+	res, body, err := r.readRPCBody(resp, id, step)
+	if success {
+		return res, err
+	}
+	if err == nil {
+		r.note(NoteOffSpecStatus)
+		return res, nil
+	}
+	return nil, r.refusal(ctx, resp, step, body, err)
+}
+
+// readRPCBody reads a JSON body or an SSE stream (size- and time-capped)
+// and finds the answer to id in it; it closes the body. body is the raw
+// bytes when they were read whole (JSON and other non-stream types), for
+// the refusal rules to read.
+func (r *run) readRPCBody(resp *http.Response, id int64, step string) (res json.RawMessage, body []byte, err error) {
 	defer resp.Body.Close()
 	mt := mediaType(resp.Header)
 	switch {
 	case isJSONType(mt):
 		body, err := r.readBody(resp.Body, resp.ContentLength)
 		if err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 		res, ok, err := parseRPCResponse(body, id)
 		if err != nil {
-			return nil, err
+			return nil, body, err
 		}
 		if !ok {
-			return nil, errNoResponse
+			return nil, body, errNoResponse
 		}
-		return res, nil
+		return res, body, nil
 	case mt == "text/event-stream":
-		return r.readSSEAnswer(resp.Body, id)
+		res, err := r.readSSEAnswer(resp.Body, id)
+		return res, nil, err
 	default:
-		return nil, withClass(ClassContentType, "%s: content type %q, want JSON or an event stream", step, clip(resp.Header.Get("Content-Type"), 64))
+		err := withClass(ClassContentType, "%s: content type %q, want JSON or an event stream", step, clip(resp.Header.Get("Content-Type"), 64))
+		if resp.StatusCode/100 == 2 {
+			return nil, nil, err // not read: nothing in it can change the verdict
+		}
+		return nil, r.readRefusal(resp), err
 	}
 }
 
