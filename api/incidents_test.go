@@ -234,8 +234,15 @@ func TestOwnerBurstsRoute(t *testing.T) {
 	if len(ns) != 1 || ns[0].(map[string]any)["namespace"] != "ai.burst" || ns[0].(map[string]any)["first_window_burst"] != true {
 		t.Errorf("namespaces = %v", ns)
 	}
-	code, doc = f.do(http.MethodGet, "/v1/owner-bursts?at=2025-10-03T00:00:00Z", "", "")
-	if code != 200 || len(doc["namespaces"].([]any)) != 0 {
+	if doc["day"] != "2025-10-01" {
+		t.Errorf("default day %v, want the newest the detector concluded", doc["day"])
+	}
+	// A day the detector concluded nothing on flags nothing.
+	code, doc = f.do(http.MethodGet, "/v1/owner-bursts?day=2025-10-03", "", "")
+	if code != 200 || len(doc["namespaces"].([]any)) != 0 || doc["day"] != "2025-10-03" {
 		t.Errorf("two days later: %d %v", code, doc)
+	}
+	if code, _ := f.do(http.MethodGet, "/v1/owner-bursts?day=yesterday", "", ""); code != 422 {
+		t.Errorf("a malformed day: %d, want 422", code)
 	}
 }

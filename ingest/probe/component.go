@@ -45,8 +45,12 @@ func init() {
 		InRun: func(component.Settings) bool { return true },
 		New: func(_ context.Context, d *component.Deps) (component.Runner, error) {
 			p := d.Settings.Probe
-			pr := New(WithTimeout(p.Timeout), WithPerHostLimit(p.PerHost), WithAllow(p.Allow...), WithLogger(d.Log.Named("prober")))
-			return &Worker{Prober: pr, Brokers: d.Brokers, Group: Group, Concurrency: p.Concurrency, Log: d.Log.Named("prober")}, nil
+			opts := []Option{WithTimeout(p.Timeout), WithPerHostLimit(p.PerHost), WithAllow(p.Allow...), WithLogger(d.Log.Named("prober"))}
+			if p.Interval > 0 {
+				opts = append(opts, WithMaxBackoff(p.Interval)) // a host's back-off never outlasts the probe interval
+			}
+			return &Worker{Prober: New(opts...), Brokers: d.Brokers, Group: Group, Concurrency: p.Concurrency,
+				Metrics: NewMetrics(d.Registry), Log: d.Log.Named("prober")}, nil
 		},
 	})
 }

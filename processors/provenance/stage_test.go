@@ -71,7 +71,7 @@ func TestStageDeadLetters(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer b.Close()
-	if err := bus.EnsureTopics(ctx, b.Addrs(), []bus.TopicSpec{{Name: provenance.Topic, Partitions: 1}, {Name: schema.TopicDLQ, Partitions: 1}}, log); err != nil {
+	if err := bus.EnsureTopics(ctx, b.Addrs(), bus.TopicSpecs(1), log); err != nil {
 		t.Fatal(err)
 	}
 	at := time.Date(2026, 11, 1, 0, 0, 0, 0, time.UTC)

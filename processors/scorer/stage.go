@@ -272,7 +272,11 @@ func (s *Stage) publishAs(ctx context.Context, id string, t time.Time, presentOn
 	if err != nil {
 		return nil, err
 	}
-	meta := Meta{PublicationID: id, ComputedAt: t, Weights: s.Method.Weights}
+	m := s.Method
+	if m == nil {
+		m = method.Embedded()
+	}
+	meta := Meta{PublicationID: id, ComputedAt: t, Weights: m.Weights}
 	recs := Compute(inputs, s.Sources, meta, prev)
 	sealed, err := Seal(recs, meta, s.Key)
 	if err != nil {

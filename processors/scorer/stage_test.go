@@ -75,7 +75,7 @@ func TestStagePublishes(t *testing.T) {
 	s, at := replayedStore(t)
 	dir := t.TempDir()
 	logPath := filepath.Join(dir, "publications.log")
-	st := &Stage{Store: s, Key: testKey, Committer: publish.NewFileCommitter(logPath), Log: zaptest.NewLogger(t)}
+	st := &Stage{Store: s, Out: StoreOutput{W: s}, Key: testKey, Committer: publish.NewFileCommitter(logPath), Log: zaptest.NewLogger(t)}
 
 	// A server with a remote gets a check before and one after 2025-10-08's
 	// capture: the as-of rule must score the earlier one.
