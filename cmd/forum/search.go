@@ -18,7 +18,8 @@ import (
 //
 // FORUM_SPONSORED names the sponsorship campaign: comma-separated server
 // names in campaign order. At most one of them per query (score >= 50, among
-// the matches) is returned, in the separate "sponsored" list only.
+// the matches, not under a safety hold) is returned, in the separate
+// "sponsored" list only.
 
 // envSponsored names the sponsorship campaign.
 const envSponsored = "FORUM_SPONSORED"
