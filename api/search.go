@@ -17,8 +17,8 @@ type SearchOptions struct {
 	// (or not built yet): the routes answer 503.
 	Index *search.Index
 	// Sponsors is the sponsorship campaign: server names in campaign order.
-	// At most one of them, among a query's matches and scoring >= 50, is
-	// returned, in the separate sponsored list only.
+	// At most one of them, among a query's matches, scoring >= 50 and not
+	// under a safety hold, is returned, in the separate sponsored list only.
 	Sponsors []string
 	Log      *zap.Logger
 }
@@ -37,9 +37,11 @@ type SearchHit struct {
 	Relevance   float64  `json:"relevance" doc:"-bm25 over the query's best -bm25 (0-1)."`
 	Coverage    float64  `json:"coverage" doc:"Share of query terms found in name or title."`
 	NSMatch     float64  `json:"ns_match" doc:"1 when a query term names the server's verified namespace."`
-	Multiplier  float64  `json:"multiplier" doc:"Display factor: flagged x0.5, last check unreachable/handshake_failed x0.85."`
+	Multiplier  float64  `json:"multiplier" doc:"Display factor: flagged or under a safety hold x0.5 (once, either or both), last check unreachable/handshake_failed x0.85."`
 	Rank        float64  `json:"rank" doc:"(0.5 relevance + 0.15 coverage + 0.25 ns_match + 0.3 score/100) x multiplier."`
 	Sponsored   bool     `json:"sponsored,omitempty" doc:"Set only on entries of the sponsored list."`
+	// SafetyHold is set when the server's FORUM record holds it (SPEC §3).
+	SafetyHold *search.SafetyHold `json:"safety_hold,omitempty" doc:"Safety hold (SPEC §3): the server's newest FORUM record is band D or F or has an open strong-negative signal, so it is displayed as flagged (rank x0.5, off the leaderboard, never sponsored); names the signals and their evidence. Absent when not held. The Toolfinder score is unchanged."`
 }
 
 // SearchBody is a search answer.
@@ -48,7 +50,7 @@ type SearchBody struct {
 	Terms         []string    `json:"terms" doc:"The query terms, OR-ed."`
 	Total         int         `json:"total" doc:"Matches ranked (at most 2000, the best by bm25)."`
 	Results       []SearchHit `json:"results" doc:"Organic results by rank; sponsorship never changes them."`
-	Sponsored     []SearchHit `json:"sponsored" doc:"At most one sponsored server (score >= 50), labelled; separate from the organic results."`
+	Sponsored     []SearchHit `json:"sponsored" doc:"At most one sponsored server (score >= 50, never one under a safety hold), labelled; separate from the organic results."`
 }
 
 type searchInput struct {
@@ -72,7 +74,7 @@ type LeaderboardEntry struct {
 type LeaderboardBody struct {
 	PublicationID string             `json:"publication_id"`
 	Category      string             `json:"category,omitempty"`
-	Entries       []LeaderboardEntry `json:"entries" doc:"Unflagged servers only, at most 2 per namespace, score descending, ties by name."`
+	Entries       []LeaderboardEntry `json:"entries" doc:"Servers neither flagged nor under a safety hold, at most 2 per namespace, score descending, ties by name."`
 }
 
 type leaderboardInput struct {
@@ -85,7 +87,7 @@ type leaderboardOutput struct{ Body LeaderboardBody }
 func hit(r search.Result, sponsored bool) SearchHit {
 	return SearchHit{Name: r.Name, Title: r.Title, Description: r.Description, Score: r.Score, Band: r.Band, TrustScore: r.TrustScore,
 		Flags: nonNilStrings(r.Flags), Categories: nonNilStrings(r.Categories), LastOutcome: r.LastOutcome, Relevance: r.Relevance,
-		Coverage: r.Coverage, NSMatch: r.NSMatch, Multiplier: r.Multiplier, Rank: r.Rank, Sponsored: sponsored}
+		Coverage: r.Coverage, NSMatch: r.NSMatch, Multiplier: r.Multiplier, Rank: r.Rank, Sponsored: sponsored, SafetyHold: r.Hold}
 }
 
 func nonNilStrings(s []string) []string {
@@ -103,7 +105,9 @@ func SearchRoutes(o SearchOptions) func(huma.API) {
 	return func(api huma.API) {
 		huma.Register(api, huma.Operation{OperationID: "search", Method: http.MethodGet, Path: "/v1/search", Summary: "Search servers",
 			Description: "Full-text search (SQLite FTS5, porter stemming, bm25 weights name 6, title 6, description 2, tools 1, categories 2; terms OR-ed) " +
-				"ranked by 0.5 relevance + 0.15 coverage + 0.25 ns_match + 0.3 score/100, flagged x0.5, down x0.85. Sponsored results come apart.",
+				"ranked by 0.5 relevance + 0.15 coverage + 0.25 ns_match + 0.3 score/100, flagged x0.5, down x0.85. A server under a safety hold " +
+				"(FORUM band D/F or an open strong-negative signal) counts as flagged and carries safety_hold with the signals and their evidence. " +
+				"Sponsored results come apart and never include a held server.",
 			Tags: []string{"search"}, Errors: []int{http.StatusBadRequest, http.StatusServiceUnavailable}},
 			func(ctx context.Context, in *searchInput) (*searchOutput, error) {
 				if o.Index == nil {
@@ -129,8 +133,9 @@ func SearchRoutes(o SearchOptions) func(huma.API) {
 				return &searchOutput{Body: b}, nil
 			})
 		huma.Register(api, huma.Operation{OperationID: "leaderboard", Method: http.MethodGet, Path: "/v1/leaderboard", Summary: "Leaderboard",
-			Description: "Toolfinder score descending, unflagged servers only, at most 2 per namespace, ties by name; optionally one category.",
-			Tags:        []string{"search"}, Errors: []int{http.StatusServiceUnavailable}},
+			Description: "Toolfinder score descending, unflagged servers only (a safety hold counts as a flag: FORUM band D/F or an open strong-negative signal), " +
+				"at most 2 per namespace, ties by name; optionally one category.",
+			Tags: []string{"search"}, Errors: []int{http.StatusServiceUnavailable}},
 			func(ctx context.Context, in *leaderboardInput) (*leaderboardOutput, error) {
 				var s *search.Snapshot
 				if o.Index != nil {

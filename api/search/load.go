@@ -28,11 +28,12 @@ var outcomeOfCoverage = map[string]string{
 
 // DocFromRecord builds a Doc from a published record and the registry text.
 // title and description come from the registry entry; tools from the latest
-// checks (names and descriptions).
+// checks (names and descriptions). The record's FORUM side decides the
+// safety hold (SafetyHoldOf); its Toolfinder score is taken as sealed.
 func DocFromRecord(r schema.Record, title, description string, tools []string) Doc {
 	return Doc{Name: r.Server, Title: title, Description: description, Tools: tools, Categories: r.Categories.Categories,
 		Score: r.Toolfinder.Score, Flags: r.Toolfinder.Flags, LastOutcome: outcomeOfCoverage[r.StaticScan.Coverage],
-		Band: r.Band, TrustScore: r.Score}
+		Band: r.Band, TrustScore: r.Score, Hold: SafetyHoldOf(r)}
 }
 
 // LoadDocs reads one publication's records with their registry text and

@@ -1,11 +1,12 @@
 // Package search is the API's search index and leaderboard (SPEC §6, display
-// rules of §3).
+// rules of §3, including the safety hold across the two methods).
 //
 // In: Docs — one per server of a publication: the published record's
-// Toolfinder score, flags, categories and the outcome of the check it was
-// scored on, plus the registry text (name, title, description) and tool
-// names/descriptions from the latest checks. Out: ranked search results, a
-// separate sponsored list, and the leaderboard.
+// Toolfinder score, flags, categories, the outcome of the check it was
+// scored on and its safety hold (SafetyHoldOf: FORUM band D/F or an open
+// strong-negative signal), plus the registry text (name, title,
+// description) and tool names/descriptions from the latest checks. Out:
+// ranked search results, a separate sponsored list, and the leaderboard.
 //
 // The full-text index is SQLite FTS5 (modernc.org/sqlite, pure Go) held in
 // memory: porter stemming over name, title, description, tools, categories;
@@ -24,7 +25,9 @@
 //
 // Final rank (SPEC §6): 0.5·relevance + 0.15·coverage + 0.25·ns_match +
 // 0.3·score/100, then × toolfinder.RankMultiplier (flagged × 0.5, last check
-// unreachable or handshake_failed × 0.85). relevance = this row's −bm25 over
+// unreachable or handshake_failed × 0.85). A held server is flagged for
+// display (SPEC §3 safety hold): × 0.5, off the leaderboard, never in the
+// sponsored slot. relevance = this row's −bm25 over
 // the best −bm25 of the query; coverage = share of query terms found in name
 // or title (stemmed, through FTS5 column filters); ns_match = 1 when a query
 // term equals a non-generic label of the server's namespace.
@@ -39,6 +42,9 @@
 //   - The sponsored slot (toolfinder.Sponsored) is chosen among every
 //     candidate, in the campaign's order, and is returned apart; the organic
 //     list is computed without looking at it.
+//   - "Treated as flagged" makes the safety hold the same display state as
+//     a Toolfinder flag, not a second one: a server that is both is × 0.5
+//     once (Doc.displayFlagged).
 package search
 
 import (
@@ -103,6 +109,18 @@ type Doc struct {
 	LastOutcome string // outcome of the check the record was scored on ("" none)
 	Band        string
 	TrustScore  *float64
+	Hold        *SafetyHold // SafetyHoldOf the record; nil when not held
+}
+
+// displayFlagged is the flag state the display rules read: a Toolfinder
+// flag or a safety hold, one state however many reasons.
+func (d *Doc) displayFlagged() bool { return d.ranked().DisplayFlagged() }
+
+// ranked is the doc as toolfinder's display rules see it.
+func (d *Doc) ranked() toolfinder.Ranked {
+	r := toolfinder.RankedFrom(toolfinder.Result{Name: d.Name, Score: d.Score, Flags: d.Flags}, d.Categories)
+	r.Held = d.Hold != nil
+	return r
 }
 
 // Result is one ranked match.
@@ -142,7 +160,7 @@ type Snapshot struct {
 // query ranks up to MaxCandidates of them.
 type docMeta struct {
 	score  float64  // the Toolfinder score, as float64(Doc.Score)
-	mult   float64  // toolfinder.RankMultiplier of the doc
+	mult   float64  // toolfinder.RankMultiplier of the doc (flags and safety hold)
 	labels [2]int32 // labelSeq[labels[0]:labels[1]] are its namespace labels
 }
 
@@ -183,7 +201,7 @@ func Build(ctx context.Context, publicationID string, docs []Doc) (*Snapshot, er
 			continue
 		}
 		s.docs = append(s.docs, d)
-		m := docMeta{score: float64(d.Score), mult: toolfinder.RankMultiplier(len(d.Flags) > 0, d.LastOutcome)}
+		m := docMeta{score: float64(d.Score), mult: toolfinder.RankMultiplier(d.displayFlagged(), d.LastOutcome)}
 		m.labels[0] = int32(len(s.labelSeq))
 		for _, l := range NamespaceLabels(d.Name) {
 			id, ok := s.labelIDs[l]
@@ -402,7 +420,7 @@ func (s *Snapshot) searchSQL(ctx context.Context, q string, limit int, sponsors 
 				break
 			}
 		}
-		r.Multiplier = toolfinder.RankMultiplier(len(d.Flags) > 0, d.LastOutcome)
+		r.Multiplier = toolfinder.RankMultiplier(d.displayFlagged(), d.LastOutcome)
 		r.Rank = (WRelevance*r.Relevance + WCoverage*r.Coverage + WNamespace*r.NSMatch + WScore*float64(d.Score)/100) * r.Multiplier
 		all = append(all, r)
 	}
@@ -421,7 +439,7 @@ func (s *Snapshot) searchSQL(ctx context.Context, q string, limit int, sponsors 
 		ranked := make([]toolfinder.Ranked, len(all))
 		byName := make(map[string]Result, len(all))
 		for i, r := range all {
-			ranked[i] = toolfinder.RankedFrom(toolfinder.Result{Name: r.Name, Score: r.Score, Flags: r.Flags}, r.Categories)
+			ranked[i] = r.ranked()
 			byName[r.Name] = r
 		}
 		for _, sp := range toolfinder.Sponsored(ranked, sponsors) {
@@ -431,12 +449,12 @@ func (s *Snapshot) searchSQL(ctx context.Context, q string, limit int, sponsors 
 	return resp, nil
 }
 
-// Leaderboard applies toolfinder.Leaderboard (unflagged only, ≤ 2 per
-// namespace, score descending, ties by name) to the indexed servers.
+// Leaderboard applies toolfinder.Leaderboard (unflagged and unheld only,
+// ≤ 2 per namespace, score descending, ties by name) to the indexed servers.
 func (s *Snapshot) Leaderboard(category string, limit int) []Doc {
 	ranked := make([]toolfinder.Ranked, len(s.docs))
-	for i, d := range s.docs {
-		ranked[i] = toolfinder.RankedFrom(toolfinder.Result{Name: d.Name, Score: d.Score, Flags: d.Flags}, d.Categories)
+	for i := range s.docs {
+		ranked[i] = s.docs[i].ranked()
 	}
 	out := []Doc{}
 	for _, r := range toolfinder.Leaderboard(ranked, category, limit) {
@@ -482,7 +500,7 @@ func (x *Index) Search(ctx context.Context, q string, limit int, sponsors []stri
 }
 
 // Search ranks the matches of q; sponsors are the campaign's server names in
-// its order (toolfinder.Sponsored picks at most one, score ≥ 50).
+// its order (toolfinder.Sponsored picks at most one, score ≥ 50, not held).
 //
 // It answers what one FTS5 query "t1 OR t2 …" ranked by bm25 would, without
 // running it per request: FTS5's bm25 of an OR of phrases is, bit for bit,
@@ -594,7 +612,7 @@ func (s *Snapshot) Search(ctx context.Context, q string, limit int, sponsors []s
 		at := make(map[string]int, len(ranked))
 		for i, r := range ranked {
 			d := &s.docs[r.id-1]
-			rk[i] = toolfinder.RankedFrom(toolfinder.Result{Name: d.Name, Score: d.Score, Flags: d.Flags}, d.Categories)
+			rk[i] = d.ranked()
 			at[d.Name] = i
 		}
 		for _, sp := range toolfinder.Sponsored(rk, sponsors) {

@@ -19,6 +19,8 @@ import (
 var (
 	realOnce sync.Once
 	realDocs []search.Doc
+	realRecs []scorer.Record
+	realText map[string][2]string // title, description by name
 	realErr  error
 )
 
@@ -26,6 +28,21 @@ var (
 // with the scorer's pure Compute (no health checks, no other processors) and
 // turns them into Docs with the registry text.
 func bundledDocs(t *testing.T) []search.Doc {
+	t.Helper()
+	loadBundled(t)
+	return append([]search.Doc(nil), realDocs...)
+}
+
+// bundledRecords returns bundledDocs' records (in the same order) and the
+// registry text by name; the records share nothing with the cached ones
+// that an edit of a top-level field could reach.
+func bundledRecords(t *testing.T) ([]scorer.Record, map[string][2]string) {
+	t.Helper()
+	loadBundled(t)
+	return append([]scorer.Record(nil), realRecs...), realText
+}
+
+func loadBundled(t *testing.T) {
 	t.Helper()
 	realOnce.Do(func() {
 		files, err := registry.ListSnapshots("../../ingest/registry/testdata/snapshots")
@@ -51,9 +68,12 @@ func bundledDocs(t *testing.T) []search.Doc {
 				}
 			}
 			recs := scorer.Compute(in, scorer.Sources{}, scorer.Meta{PublicationID: scorer.PublicationID(f.CapturedAt), ComputedAt: f.CapturedAt}, nil)
+			realText = map[string][2]string{}
 			for _, r := range recs {
 				e := byName[r.Server]
+				realText[r.Server] = [2]string{e.Server.Title, e.Server.Description}
 				realDocs = append(realDocs, search.DocFromRecord(r, e.Server.Title, e.Server.Description, nil))
+				realRecs = append(realRecs, r)
 			}
 		}
 		if len(realDocs) == 0 {
@@ -63,7 +83,6 @@ func bundledDocs(t *testing.T) []search.Doc {
 	if realErr != nil {
 		t.Fatal(realErr)
 	}
-	return append([]search.Doc(nil), realDocs...)
 }
 
 func build(t *testing.T, docs []search.Doc) *search.Snapshot {
@@ -395,14 +414,25 @@ func TestSwapDoesNotBlockQueries(t *testing.T) {
 // in Go) to the reference that asks FTS5 for the OR query's bm25 on every
 // request: the same terms, totals, results and sponsored entries, float for
 // float, over single terms, several terms, namespace labels, stems, terms
-// matching nothing and repeated queries (cache hits).
+// matching nothing and repeated queries (cache hits). Servers under a safety
+// hold (some also flagged) and a campaign of eligible, ineligible and held
+// servers are among them, so both paths apply the hold alike.
 func TestSearchEqualsTheSQLRanking(t *testing.T) {
 	docs := bundledDocs(t)
-	s := build(t, docs)
 	var sponsors []string
+	for i := range docs {
+		if i%5 == 0 {
+			docs[i].Hold = &search.SafetyHold{Reason: search.HoldBandD, Band: "D", BandReason: "D: static below 40", Signals: []search.HeldSignal{}}
+		}
+	}
 	for i := 0; i < len(docs); i += 37 {
+		if i%74 == 0 { // every other one scores high enough to be sponsored
+			docs[i].Score = 60
+		}
 		sponsors = append(sponsors, docs[i].Name)
 	}
+	s := build(t, docs)
+	heldHits, sponsored := 0, 0
 	queries := []string{"supabase", "notion", "figma design", "vercel deploy", "server", "mcp server", "database query sql",
 		"servers", "searching files", "github issues pull requests", "stripe payments", "zzzznothing", "weather zzzznothing",
 		"a", "the and of", "MCP Server", "ai smithery", "browser automation playwright", "email", "k8s kubernetes cluster"}
@@ -429,8 +459,22 @@ func TestSearchEqualsTheSQLRanking(t *testing.T) {
 					if !reflect.DeepEqual(got, want) {
 						t.Fatalf("%q limit %d sponsors %d: Search differs from the reference\ngot  %+v\nwant %+v", q, limit, len(sp), got, want)
 					}
+					for _, r := range got.Results {
+						if r.Hold != nil {
+							heldHits++
+						}
+					}
+					for _, r := range got.Sponsored {
+						sponsored++
+						if r.Hold != nil {
+							t.Fatalf("%q: held %s sponsored", q, r.Name)
+						}
+					}
 				}
 			}
 		}
+	}
+	if heldHits == 0 || sponsored == 0 {
+		t.Errorf("the comparison covered %d held results and %d sponsored ones: want both", heldHits, sponsored)
 	}
 }

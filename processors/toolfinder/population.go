@@ -205,7 +205,17 @@ type Ranked struct {
 	Score      int
 	Flags      []string
 	Categories []string // stored categories, primary first
+	// Held is SPEC §3's safety hold, decided by the caller from the
+	// server's FORUM record (band D/F or an open strong-negative signal):
+	// the Toolfinder score has no scan term, so this is how the display
+	// rules learn of a hidden instruction. Display only, like the rules.
+	Held bool
 }
+
+// DisplayFlagged reports whether the display rules treat the server as
+// flagged: a Toolfinder flag or a safety hold. It is one state, so a
+// server that is both is not penalised twice.
+func (r Ranked) DisplayFlagged() bool { return len(r.Flags) > 0 || r.Held }
 
 // RankedFrom pairs a Result with its categories.
 func RankedFrom(r Result, categories []string) Ranked {
@@ -214,12 +224,13 @@ func RankedFrom(r Result, categories []string) Ranked {
 
 // Leaderboard lists unflagged servers by score descending, ties by name, at
 // most 2 per namespace, optionally only those whose stored categories include
-// category ("" = all), at most limit (<= 0 = no limit). The input is not
-// modified. Display rule only: it never changes a score.
+// category ("" = all), at most limit (<= 0 = no limit). Held servers (safety
+// hold) count as flagged and are left out too. The input is not modified.
+// Display rule only: it never changes a score.
 func Leaderboard(rows []Ranked, category string, limit int) []Ranked {
 	c := make([]Ranked, 0, len(rows))
 	for _, r := range rows {
-		if len(r.Flags) > 0 {
+		if r.DisplayFlagged() {
 			continue
 		}
 		if category != "" && !containsFold(r.Categories, category) {
@@ -262,16 +273,17 @@ func containsFold(list []string, s string) bool {
 const SponsoredMinScore = 50
 
 // Sponsored picks the sponsored slot for one query: the first candidate (in
-// the campaign's order) that is among the query's matches and scores >= 50;
-// at most one. It returns a separate list and never reorders or filters the
-// organic results, which it does not receive.
+// the campaign's order) that is among the query's matches, scores >= 50 and
+// is not under a safety hold (paying must not put a held server back in
+// front of users); at most one. It returns a separate list and never
+// reorders or filters the organic results, which it does not receive.
 func Sponsored(matches []Ranked, candidates []string) []Ranked {
 	byName := make(map[string]Ranked, len(matches))
 	for _, m := range matches {
 		byName[m.Name] = m
 	}
 	for _, n := range candidates {
-		if m, ok := byName[n]; ok && m.Score >= SponsoredMinScore {
+		if m, ok := byName[n]; ok && m.Score >= SponsoredMinScore && !m.Held {
 			return []Ranked{m}
 		}
 	}
@@ -279,7 +291,9 @@ func Sponsored(matches []Ranked, candidates []string) []Ranked {
 }
 
 // RankMultiplier is the search display factor of a result (SPEC §6): flagged
-// × 0.5; last check unreachable or handshake_failed × 0.85.
+// × 0.5; last check unreachable or handshake_failed × 0.85. flagged is the
+// display state (Ranked.DisplayFlagged: a Toolfinder flag or a safety hold),
+// so the 0.5 applies once however many reasons there are.
 func RankMultiplier(flagged bool, lastOutcome string) float64 {
 	m := 1.0
 	if flagged {

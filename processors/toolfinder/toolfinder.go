@@ -1,7 +1,9 @@
 // Package toolfinder computes the Toolfinder score v0.3 (SPEC §3, seed 000):
 // a public 0–100 quality score from seven components, minus anti-junk
 // penalties, plus the display rules that never change the score (leaderboard,
-// sponsored slot, search multipliers).
+// sponsored slot, search multipliers, and SPEC §3's safety hold: a server
+// whose FORUM record is band D/F or has an open strong-negative signal is
+// displayed as flagged — Ranked.Held).
 //
 // In: one Input per server — registry fields, the last health check summary,
 // a GitHub summary, the GitHub coverage-gate state, and the registry-wide
