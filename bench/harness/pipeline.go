@@ -514,11 +514,7 @@ func runStages(ctx context.Context, brokers []string, dir, path string, st bench
 		return err
 	}
 	var listings provenance.ListingSource
-	if ls, ok := w.(interface {
-		ListServers(ctx context.Context, q store.ListQuery) ([]store.ServerRow, error)
-		FirstListed(ctx context.Context) (map[string]time.Time, error)
-		SnapshotLoaded(ctx context.Context, snapshotID string) (bool, error)
-	}); ok {
+	if ls, ok := w.(provenance.StoreReader); ok {
 		listings = provenance.StoreListings{S: ls}
 	}
 	ps, err := provenance.NewStage(m.Weights, filepath.Join(dir, provenance.CheckpointFile), listings,

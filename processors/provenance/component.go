@@ -55,7 +55,7 @@ func init() {
 
 // StoreReader is what StoreListings reads of the store.
 type StoreReader interface {
-	ListServers(ctx context.Context, q store.ListQuery) ([]store.ServerRow, error)
+	store.AsOfReader
 	FirstListed(ctx context.Context) (map[string]time.Time, error)
 	SnapshotLoaded(ctx context.Context, snapshotID string) (bool, error)
 }
@@ -68,37 +68,29 @@ func (l StoreListings) SnapshotLoaded(ctx context.Context, id string) (bool, err
 	return l.S.SnapshotLoaded(ctx, id)
 }
 
-// Listings returns every active latest entry's repository URL and first
-// listing.
-func (l StoreListings) Listings(ctx context.Context) ([]Listing, error) {
+// Listings returns every active server's repository URL and first listing
+// as of a snapshot (store.LatestAsOf).
+func (l StoreListings) Listings(ctx context.Context, sn schema.SnapshotSummary) ([]Listing, error) {
 	first, err := l.S.FirstListed(ctx)
 	if err != nil {
 		return nil, err
 	}
 	var out []Listing
-	cursor := ""
-	for {
-		rows, err := l.S.ListServers(ctx, store.ListQuery{Cursor: cursor, Limit: store.MaxListLimit})
-		if err != nil {
-			return nil, fmt.Errorf("listing servers: %w", err)
+	presentOnly := sn.Mode == schema.ModeFull && !sn.Partial
+	err = store.LatestAsOf(ctx, l.S, sn.ObservedAt, presentOnly, func(r store.Record) error {
+		if r.Status == "deleted" {
+			return nil
 		}
-		for _, r := range rows {
-			if r.Status == "deleted" {
-				continue
-			}
-			var d schema.ServerDetail
-			if err := json.Unmarshal([]byte(r.Server), &d); err != nil {
-				continue
-			}
-			li := Listing{Server: r.Name, ListedAt: first[r.Name]}
-			if d.Repository != nil {
-				li.RepoURL = d.Repository.URL
-			}
-			out = append(out, li)
+		var d schema.ServerDetail
+		if err := json.Unmarshal([]byte(r.Server), &d); err != nil {
+			return nil // it decoded once, when it was stored
 		}
-		if len(rows) < store.MaxListLimit {
-			return out, nil
+		li := Listing{Server: r.Name, ListedAt: first[r.Name]}
+		if d.Repository != nil {
+			li.RepoURL = d.Repository.URL
 		}
-		cursor = rows[len(rows)-1].Name
-	}
+		out = append(out, li)
+		return nil
+	})
+	return out, err
 }

@@ -39,18 +39,19 @@ var Topics = []string{Topic, schema.TopicRegistrySnapshots}
 type ListingSource interface {
 	// SnapshotLoaded reports whether every record of a snapshot is stored.
 	SnapshotLoaded(ctx context.Context, snapshotID string) (bool, error)
-	// Listings returns every active latest entry's repository and first
-	// listing.
-	Listings(ctx context.Context) ([]Listing, error)
+	// Listings returns every active server's repository and first listing
+	// as of a snapshot.
+	Listings(ctx context.Context, sn schema.SnapshotSummary) ([]Listing, error)
 }
 
 // Stage is the provenance processor on the bus (bus/stage's shape):
 // GitHub observations and snapshot summaries in. It concludes — evaluates
 // every listed server's flags and provenance sub-score with the pinned
 // calibration, the live base rates and the coverage gate — at each
-// snapshot (as of the snapshot's time, once the store holds the
-// snapshot's listings) and, when observations arrived, at most every
-// EvaluateEvery of wall time (as of the newest observation). Each
+// snapshot, in order (as of the snapshot's time, on the listings as of
+// that time, once the store holds the snapshot), and, when observations
+// arrived since, at most every EvaluateEvery of wall time (as of the
+// newest observation). Each
 // conclusion publishes the servers whose signal changed (flags, sub-score,
 // the observation behind it; not ages, which move with time) on
 // provenance.signals, the rates on provenance.rates, then a marker.
@@ -113,7 +114,6 @@ func Decode(m kafka.Message) (input, error) {
 func (s *Stage) Apply(ctx context.Context, batch []stage.Item[input]) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	var last *schema.SnapshotSummary
 	for _, it := range batch {
 		switch v := it.Value; {
 		case v.obs != nil:
@@ -124,16 +124,18 @@ func (s *Stage) Apply(ctx context.Context, batch []stage.Item[input]) error {
 				}
 			}
 		case v.summary != nil:
-			if v.summary.ObservedAt.After(s.watermark) {
-				last = v.summary
+			// Every snapshot is concluded, in order, on the listings as of
+			// its own time: the outputs do not depend on batching.
+			if !v.summary.ObservedAt.After(s.watermark) {
+				continue // a redelivery
+			}
+			if err := s.reloadListings(ctx, *v.summary); err != nil {
+				return err
+			}
+			if err := s.concludeLocked(ctx, v.summary.ObservedAt); err != nil {
+				return err
 			}
 		}
-	}
-	if last != nil {
-		if err := s.reloadListings(ctx, *last); err != nil {
-			return err
-		}
-		return s.concludeLocked(ctx, maxTime(last.ObservedAt, s.newest))
 	}
 	if s.dirty && time.Since(s.lastEval) >= s.every() {
 		return s.concludeLocked(ctx, maxTime(s.newest, s.watermark))
@@ -183,7 +185,7 @@ func (s *Stage) reloadListings(ctx context.Context, sn schema.SnapshotSummary) e
 		case <-time.After(100 * time.Millisecond):
 		}
 	}
-	ls, err := s.listings.Listings(ctx)
+	ls, err := s.listings.Listings(ctx, sn)
 	if err != nil {
 		return fmt.Errorf("provenance: listings: %w", err)
 	}

@@ -64,62 +64,22 @@ func Load(ctx context.Context, r Reader, o LoadOptions) ([]ServerInput, error) {
 		latest = func(_ context.Context, name string) ([]store.HealthCheck, error) { return byServer[name], nil }
 	}
 	var out []ServerInput
-	cursor := ""
-	for {
-		rows, err := r.ListServers(ctx, store.ListQuery{Cursor: cursor, Limit: store.MaxListLimit})
+	err = store.LatestAsOf(ctx, r, asOf, o.PresentOnly, func(rec store.Record) error {
+		e, err := entryOf(rec)
 		if err != nil {
-			return nil, fmt.Errorf("scorer: load servers: %w", err)
+			return err
 		}
-		for _, row := range rows {
-			rec := row.Record
-			if o.PresentOnly && row.ObservedAt.Before(asOf) {
-				// The latest view is re-observed by every full snapshot that
-				// lists the server; one last seen before it is gone.
-				continue
-			}
-			if rec.ObservedAt.After(asOf) {
-				var ok bool
-				if rec, ok, err = latestAsOf(ctx, r, rec.Name, asOf); err != nil {
-					return nil, err
-				} else if !ok {
-					continue // not listed yet at asOf
-				}
-			}
-			e, err := entryOf(rec)
-			if err != nil {
-				return nil, err
-			}
-			checks, err := checksAsOf(ctx, r, latest, &e, asOf)
-			if err != nil {
-				return nil, err
-			}
-			out = append(out, ServerInput{Entry: e, Checks: checks, FirstListed: first[rec.Name]})
+		checks, err := checksAsOf(ctx, r, latest, &e, asOf)
+		if err != nil {
+			return err
 		}
-		if len(rows) < store.MaxListLimit {
-			return out, nil
-		}
-		cursor = rows[len(rows)-1].Name
-	}
-}
-
-// latestAsOf is the latest-view rule of sql/store applied to the versions
-// observed by asOf.
-func latestAsOf(ctx context.Context, r Reader, name string, asOf time.Time) (store.Record, bool, error) {
-	vers, err := r.Versions(ctx, name, store.MaxEventLimit)
+		out = append(out, ServerInput{Entry: e, Checks: checks, FirstListed: first[rec.Name]})
+		return nil
+	})
 	if err != nil {
-		return store.Record{}, false, fmt.Errorf("scorer: versions of %s: %w", name, err)
+		return nil, fmt.Errorf("scorer: load: %w", err)
 	}
-	var best store.Record
-	found := false
-	for _, v := range vers {
-		if !v.IsLatest || v.ObservedAt.After(asOf) {
-			continue
-		}
-		if !found || store.NewerLatest(v, best) {
-			best, found = v, true
-		}
-	}
-	return best, found, nil
+	return out, nil
 }
 
 func entryOf(r store.Record) (schema.Entry, error) {

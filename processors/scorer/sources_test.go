@@ -21,8 +21,10 @@ import (
 // fixedListings is a ListingSource that holds every snapshot.
 type fixedListings []provenance.Listing
 
-func (fixedListings) SnapshotLoaded(context.Context, string) (bool, error)     { return true, nil }
-func (l fixedListings) Listings(context.Context) ([]provenance.Listing, error) { return l, nil }
+func (fixedListings) SnapshotLoaded(context.Context, string) (bool, error) { return true, nil }
+func (l fixedListings) Listings(context.Context, schema.SnapshotSummary) ([]provenance.Listing, error) {
+	return l, nil
+}
 
 // The provenance processor reaches the scorer only through its output
 // topic: the processor concludes and publishes on provenance.signals (the
