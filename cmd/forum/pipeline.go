@@ -91,7 +91,10 @@ Example:
 			case err := <-done:
 				if err != nil {
 					stop()
-					return waitAfter(g, err)
+					if gerr := g.Wait(); gerr != nil {
+						return gerr // what stopped the pipeline, not the wait it cut short
+					}
+					return err
 				}
 			case <-gctx.Done():
 				if err := g.Wait(); err != nil {

@@ -75,6 +75,23 @@ type contents struct {
 	Snapshots []string
 	Servers   []string // name@version#sha
 	Counts    map[string]int64
+	// Results are the processors' stored conclusions by table, each row by
+	// its key (and, for publications, its Merkle root), sorted.
+	Results map[string][]string
+}
+
+// resultKeys are the queries that list each result table's rows by key,
+// the same text on both engines.
+var resultKeys = map[string]string{
+	"drift_states":       "SELECT DISTINCT server, as_of_ms FROM drift_states",
+	"incident_states":    "SELECT DISTINCT server, as_of_ms FROM incident_states",
+	"owner_bursts":       "SELECT DISTINCT namespace, as_of_ms, flagged FROM owner_bursts",
+	"provenance_signals": "SELECT DISTINCT server, as_of_ms FROM provenance_signals",
+	"base_rates":         "SELECT DISTINCT flag, as_of_ms, flagged, n FROM base_rates",
+	"provenance_gate":    "SELECT DISTINCT as_of_ms, resolvable FROM provenance_gate",
+	"trust_records":      "SELECT DISTINCT server, publication_id, content_sha256, leaf_hash FROM trust_records",
+	"publications":       "SELECT DISTINCT id, merkle_root FROM publications",
+	"registry_loads":     "SELECT DISTINCT snapshot_id FROM registry_loads",
 }
 
 func readContents(t *testing.T, dataDir string) contents {
@@ -117,6 +134,21 @@ func storeContents(t *testing.T, s store.Store) contents {
 	if c.Counts, err = s.Counts(ctx); err != nil {
 		t.Fatal(err)
 	}
+	q, ok := s.(store.Querier)
+	if !ok {
+		t.Fatalf("store %T answers no SQL", s)
+	}
+	c.Results = map[string][]string{}
+	for table, sql := range resultKeys {
+		_, rows, err := q.Query(ctx, sql)
+		if err != nil {
+			t.Fatalf("%s: %v", table, err)
+		}
+		for _, r := range rows {
+			c.Results[table] = append(c.Results[table], fmt.Sprint(r...))
+		}
+		slices.Sort(c.Results[table])
+	}
 	return c
 }
 
@@ -134,6 +166,43 @@ func compareContents(t *testing.T, got, want contents) {
 	if !maps.Equal(got.Counts, want.Counts) {
 		t.Errorf("table counts %v, want %v", got.Counts, want.Counts)
 	}
+	for table := range resultKeys {
+		g, w := got.Results[table], want.Results[table]
+		if len(w) == 0 && table != "incident_states" { // a replay curates no incidents
+			t.Errorf("%s: the reference run stored nothing; the comparison proves nothing", table)
+		}
+		if !slices.Equal(g, w) {
+			lost, extra := diffSorted(w, g)
+			t.Errorf("%s: %d rows, want %d: %d lost %v, %d extra %v", table, len(g), len(w), len(lost), head(lost), len(extra), head(extra))
+		}
+	}
+}
+
+// diffSorted returns what of want is missing from got, and what got has
+// beyond want (both sorted).
+func diffSorted(want, got []string) (lost, extra []string) {
+	i, j := 0, 0
+	for i < len(want) || j < len(got) {
+		switch {
+		case j == len(got) || (i < len(want) && want[i] < got[j]):
+			lost = append(lost, want[i])
+			i++
+		case i == len(want) || got[j] < want[i]:
+			extra = append(extra, got[j])
+			j++
+		default:
+			i++
+			j++
+		}
+	}
+	return lost, extra
+}
+
+func head(xs []string) []string {
+	if len(xs) > 3 {
+		return xs[:3]
+	}
+	return xs
 }
 
 func TestReplayEndToEnd(t *testing.T) {

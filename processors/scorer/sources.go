@@ -2,6 +2,7 @@ package scorer
 
 import (
 	"context"
+	"fmt"
 	"sync"
 	"time"
 
@@ -82,9 +83,21 @@ func (ts *TableSources) Run(ctx context.Context) error {
 }
 
 // WaitFor waits (up to max) until the drift, owner-burst and provenance
-// processors have concluded through event time t.
+// processors have concluded through event time t and the incidents
+// processor has read its feed to the end once (so every publication's
+// incidents sub-score is known, in a replay as in a live run).
 func (ts *TableSources) WaitFor(ctx context.Context, t time.Time, max time.Duration) error {
 	deadline := time.Now().Add(max)
+	for !ts.Incidents.Loaded() {
+		if time.Now().After(deadline) {
+			return fmt.Errorf("%s: the incidents processor has not loaded its feed: %w", schema.TopicIncidentState, stage.ErrNotReached)
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(50 * time.Millisecond):
+		}
+	}
 	for _, w := range []interface {
 		WaitWatermark(ctx context.Context, at time.Time, max time.Duration) error
 	}{ts.Drift, ts.Bursts, ts.Provenance} {

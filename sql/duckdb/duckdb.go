@@ -174,6 +174,7 @@ func (s *Store) migrate(ctx context.Context, upTo int) error {
 	if err := rows.Err(); err != nil {
 		return fmt.Errorf("duckdb: migrate: read schema_migrations: %w", err)
 	}
+	changed := false
 	for _, m := range ms {
 		if applied[m.version] || m.version > upTo {
 			continue
@@ -190,6 +191,16 @@ func (s *Store) migrate(ctx context.Context, upTo int) error {
 			return fmt.Errorf("duckdb: migration %04d_%s: %w", m.version, m.name, err)
 		}
 		s.log.Info("applied migration", zap.Int("version", m.version), zap.String("name", m.name))
+		changed = true
+	}
+	if changed {
+		// Checkpoint the new schema into the database file: a process
+		// killed before its first checkpoint would otherwise leave views in
+		// the WAL, and DuckDB fails to replay CREATE VIEW from a WAL
+		// ("GetDefaultDatabase with no default database set").
+		if _, err := s.db.ExecContext(ctx, `CHECKPOINT`); err != nil {
+			return fmt.Errorf("duckdb: migrate: checkpoint: %w", err)
+		}
 	}
 	return nil
 }
