@@ -90,7 +90,7 @@ func TestStageDeadLettersCountsAndRedelivers(t *testing.T) {
 	bad := map[string]string{
 		"<html>oops</html>":   schema.ReasonNotJSON,
 		`{"id":"x","server":`: schema.ReasonTruncatedJSON,
-		`{"id":"x","server":"a/b","kind":"exploded","observed_at":"2025-10-01T00:00:00Z"}`: schema.ReasonUnknownKind,
+		`{"id":"x","server":"a/b","kind":"exploded","observed_at":"2025-10-01T00:00:00Z"}`:  schema.ReasonUnknownKind,
 		`{"id":"","server":"a/b","kind":"new_server","observed_at":"2025-10-01T00:00:00Z"}`: schema.ReasonMissingField,
 		"\xff\xfe{}": schema.ReasonInvalidUTF8,
 	}

@@ -145,6 +145,11 @@ func storeContents(t *testing.T, s store.Store) contents {
 			t.Fatalf("%s: %v", table, err)
 		}
 		for _, r := range rows {
+			for i, v := range r {
+				if b, ok := v.(bool); ok { // DuckDB's BOOLEAN is ClickHouse's UInt8
+					r[i] = map[bool]int{false: 0, true: 1}[b]
+				}
+			}
 			c.Results[table] = append(c.Results[table], fmt.Sprint(r...))
 		}
 		slices.Sort(c.Results[table])

@@ -20,7 +20,7 @@ func init() {
 		Out:    []string{schema.TopicRegistryDiffs, schema.TopicRegistrySnapshots, schema.TopicDLQ},
 		Doc:    "registry snapshots -> drift events and one summary per applied snapshot (partial-crawl guard)",
 		New: func(_ context.Context, d *component.Deps) (component.Runner, error) {
-			return NewStage(StageConfig{Brokers: d.Brokers, StatePath: filepath.Join(d.DataDir, CheckpointFile), Log: d.Log})
+			return NewStage(StageConfig{Brokers: d.Brokers, StatePath: filepath.Join(d.DataDir, CheckpointFile), Log: d.Log, Metrics: d.Stage})
 		},
 	})
 }

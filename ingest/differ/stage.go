@@ -12,6 +12,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/forum-mcp/forum/bus"
+	"github.com/forum-mcp/forum/bus/stage"
 	"github.com/forum-mcp/forum/internal/checkpoint"
 	"github.com/forum-mcp/forum/schema"
 )
@@ -31,6 +32,9 @@ type StageConfig struct {
 	StatePath    string
 	PartialRatio float64
 	Log          *zap.Logger
+	// Metrics count dead letters with every stage's
+	// (forum_stage_dead_letters_total{stage="differ"}); nil: not counted.
+	Metrics *stage.Metrics
 }
 
 // Stage runs the differ against the bus.
@@ -141,16 +145,16 @@ func (s *Stage) runOnce(ctx context.Context) error {
 		if err != nil {
 			return fmt.Errorf("fetch: %w", err)
 		}
-		var msg schema.RecordMsg
-		if err := json.Unmarshal(m.Value, &msg); err != nil || msg.SnapshotID == "" || (msg.Type == schema.MsgRecord && msg.Entry == nil) || (msg.Type == schema.MsgSnapshotEnd && msg.End == nil) {
-			detail := "message is not a record or snapshot_end"
-			if err != nil {
-				detail = err.Error()
+		msg, err := schema.Decode[schema.RecordMsg](m.Value)
+		if err != nil {
+			d, dm := stage.DeadLetter("differ", m, err)
+			if err := w.WriteMessages(ctx, dm); err != nil {
+				return fmt.Errorf("publishing a dead letter: %w", err)
 			}
-			dlq := schema.NewDLQ("differ", fmt.Sprintf("%s/%d@%d", m.Topic, m.Partition, m.Offset), schema.ReasonBadMessage, detail, string(m.Key), m.Value, time.Now())
-			if err := writeJSON(ctx, w, schema.TopicDLQ, dlq.Key, dlq); err != nil {
-				return err
+			if s.cfg.Metrics != nil {
+				s.cfg.Metrics.DeadLetters.WithLabelValues("differ", d.Reason).Inc()
 			}
+			s.log.Warn("bad record message to the dlq", zap.String("at", d.Source), zap.String("reason", d.Reason))
 			continue
 		}
 		switch msg.Type {

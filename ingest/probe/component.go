@@ -50,7 +50,7 @@ func init() {
 				opts = append(opts, WithMaxBackoff(p.Interval)) // a host's back-off never outlasts the probe interval
 			}
 			return &Worker{Prober: New(opts...), Brokers: d.Brokers, Group: Group, Concurrency: p.Concurrency,
-				Metrics: NewMetrics(d.Registry), Log: d.Log.Named("prober")}, nil
+				Metrics: NewMetrics(d.Registry), StageMetrics: d.Stage, Log: d.Log.Named("prober")}, nil
 		},
 	})
 }

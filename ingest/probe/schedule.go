@@ -4,7 +4,6 @@ import (
 	"cmp"
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"hash/fnv"
 	"math/bits"
@@ -17,6 +16,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/forum-mcp/forum/bus"
+	"github.com/forum-mcp/forum/bus/stage"
 	"github.com/forum-mcp/forum/internal/checkpoint"
 	"github.com/forum-mcp/forum/schema"
 )
@@ -268,6 +268,9 @@ type Worker struct {
 	Concurrency int    // probes in flight, default 32
 	Log         *zap.Logger
 	Metrics     *Metrics // nil: no metrics
+	// StageMetrics count bad requests with every stage's dead letters
+	// (forum_stage_dead_letters_total{stage="prober"}); nil: not counted.
+	StageMetrics *stage.Metrics
 }
 
 func (w *Worker) setDefaults() {
@@ -320,14 +323,13 @@ func (w *Worker) probeBatch(ctx context.Context, msgs []kafka.Message) []kafka.M
 		sem <- struct{}{}
 		wg.Go(func() {
 			defer func() { <-sem }()
-			var req Request
-			if err := json.Unmarshal(m.Value, &req); err != nil || req.Server == "" || req.URL == "" {
-				if err == nil {
-					err = errors.New("probe request without server or url")
+			req, err := schema.Decode[schema.ProbeRequest](m.Value)
+			if err != nil {
+				d, dm := stage.DeadLetter("prober", m, err)
+				if w.StageMetrics != nil {
+					w.StageMetrics.DeadLetters.WithLabelValues("prober", d.Reason).Inc()
 				}
-				d := schema.NewDLQ("prober", fmt.Sprintf("%s/%d@%d", m.Topic, m.Partition, m.Offset), schema.ReasonBadMessage, err.Error(), string(m.Key), m.Value, time.Now())
-				b, _ := json.Marshal(d)
-				results[i] = kafka.Message{Topic: schema.TopicDLQ, Key: []byte(d.Key), Value: b}
+				results[i] = dm
 				return
 			}
 			c := w.Prober.Probe(ctx, req)

@@ -96,7 +96,7 @@ type Deps struct {
 	Log        *zap.Logger
 	Registry   prometheus.Registerer
 	Gatherer   prometheus.Gatherer // what /metrics serves
-	Stage      *stage.Metrics // shared by every stage of the process
+	Stage      *stage.Metrics      // shared by every stage of the process
 	Settings   Settings
 }
 
