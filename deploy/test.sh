@@ -96,4 +96,13 @@ set -e
 passed=$(grep -c '^ok ' data/go-test.log || true)
 failed=$(grep -cE '^FAIL\s+[a-z]' data/go-test.log || true)
 echo "packages: $passed passed, $failed failed"
-exit "$status"
+[[ $status -eq 0 ]] || exit "$status"
+
+# The packages whose tests exercise concurrency (the bus, the stage shape
+# and its tables, the drift state read while it is written, the prober's
+# per-host limits and back-off, the search index swapped under queries) run
+# again under the race detector.
+say "go test -race (concurrency tests)"
+race_pkgs=(./bus/... ./processors/drift ./processors/incidents ./ingest/probe ./api/search)
+# shellcheck disable=SC2086
+go test -race ${GO_TEST_FLAGS:--count=1} -timeout 20m "${race_pkgs[@]}"

@@ -3,9 +3,12 @@ package main
 import (
 	"encoding/json"
 	"io"
+	"os"
 	"os/exec"
 	"strings"
 	"testing"
+
+	"github.com/forum-mcp/forum/schema"
 )
 
 const module = "github.com/forum-mcp/forum/"
@@ -94,6 +97,20 @@ func TestAPIImportsNoProcessorStage(t *testing.T) {
 					t.Errorf("%s imports %s", p.ImportPath, d)
 				}
 			}
+		}
+	}
+}
+
+// The README's dataflow names every topic of the table, so the picture a
+// newcomer reads cannot fall behind the code.
+func TestReadmeNamesEveryTopic(t *testing.T) {
+	b, err := os.ReadFile("../../README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tp := range schema.Topics {
+		if !strings.Contains(string(b), tp.Name) {
+			t.Errorf("README.md never names topic %s", tp.Name)
 		}
 	}
 }
