@@ -46,14 +46,20 @@ func init() {
 				d.Log.Info("admin API disabled (incident intake, review approval): FORUM_ADMIN_TOKEN is not set")
 			}
 			c := Config{Store: st, Method: m, PublicKey: pub, Tokens: tokens, Sponsors: d.Settings.Sponsors, Registry: d.Gatherer, Log: d.Log.Named("api")}
+			c.Ready = d.Ready
 			var closeW func()
 			if len(d.Brokers) > 0 {
 				w := bus.NewWriter(d.Brokers, d.Log)
 				closeW = func() { w.Close() }
 				p := &incidents.Publisher{W: w}
 				c.Publish = func(ctx context.Context, msg incidents.Msg) error { return p.Publish(ctx, msg) }
-				brokers := d.Brokers
+				brokers, deps := d.Brokers, d.Ready
 				c.Ready = func(ctx context.Context) error {
+					if deps != nil {
+						if err := deps(ctx); err != nil {
+							return err
+						}
+					}
 					if _, err := bus.Partitions(ctx, brokers, schema.TopicIncidents); err != nil {
 						return fmt.Errorf("bus: %w", err)
 					}

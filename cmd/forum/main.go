@@ -40,7 +40,7 @@ func main() {
 }
 
 // The long-running commands pick their components from internal/component
-// (components.go imports them); the rest are tools over the store, the bus
+// (internal/component/all imports them); the rest are tools over the store, the bus
 // or files.
 
 // usageError marks errors caused by how the command was called (exit 2).

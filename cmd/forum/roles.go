@@ -116,6 +116,7 @@ roles and 'forum serve' replicas, on a shared Kafka and ClickHouse):
 	cfg.bindBus(cmd.Flags())
 	cfg.bindStore(cmd.Flags())
 	cfg.bindScorer(cmd.Flags())
+	cfg.bindOps(cmd.Flags())
 	return cmd
 }
 
@@ -222,6 +223,7 @@ process' and 'forum serve' beside it.`,
 	cfg.bindCrawl(cmd.Flags())
 	cfg.bindGitHub(cmd.Flags())
 	cfg.probe.bind(cmd.Flags())
+	cfg.bindOps(cmd.Flags())
 	cmd.Flags().StringVar(&role, "role", "registry", "which source to run")
 	cmd.Flags().BoolVar(&once, "once", false, "registry: crawl once and exit")
 	cmd.Flags().StringVar(&snapshots, "snapshots", "", "replay: the directory of snapshot files to publish")

@@ -157,7 +157,7 @@ func DueIn(off, interval time.Duration, from, to time.Time) []time.Time {
 // back-filled: a stale probe says nothing about now).
 type Scheduler struct {
 	Lister    Lister
-	W         *kafka.Writer
+	W         Writer
 	Interval  time.Duration // default 1 h
 	Tick      time.Duration // default 30 s
 	StatePath string
@@ -349,4 +349,9 @@ func (w *Worker) probeBatch(ctx context.Context, msgs []kafka.Message) []kafka.M
 		w.Metrics.ObserveBatch(done, len(msgs)-len(done), time.Since(start), w.Prober.backoff.running(w.Prober.opts.Now()))
 	}
 	return results
+}
+
+// Writer writes messages: a *bus.Writer, which rides out broker outages.
+type Writer interface {
+	WriteMessages(ctx context.Context, msgs ...kafka.Message) error
 }

@@ -1,7 +1,7 @@
 // Package component is the one list every command picks its long-running
 // pieces from. Each component registers itself from its own package's
 // init() (Redpanda Connect's habit: a new processor touches its folder and
-// one blank import in cmd/forum/components.go, not the wiring): its name,
+// one blank import in internal/component/all, not the wiring): its name,
 // the role that runs it, its consumer group, the topics it reads and
 // writes, and a constructor that takes every dependency explicitly (Deps).
 // `forum run`, `process`, `serve`, `replay` and `ingest --role` select from
@@ -98,6 +98,9 @@ type Deps struct {
 	Gatherer   prometheus.Gatherer // what /metrics serves
 	Stage      *stage.Metrics      // shared by every stage of the process
 	Settings   Settings
+	// Ready reports whether the process' dependencies (bus, store) answer
+	// (internal/health); nil: always ready. The API's /readyz includes it.
+	Ready func(ctx context.Context) error
 }
 
 // Settings are the knobs components read, filled once by cmd/forum from

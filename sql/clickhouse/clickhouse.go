@@ -85,17 +85,17 @@ func Open(ctx context.Context, dsn string, log *zap.Logger) (*Store, error) {
 	}
 	opts, err := ch.ParseDSN(dsn)
 	if err != nil {
-		return nil, fmt.Errorf("clickhouse: parse dsn: %w", err)
+		return nil, fmt.Errorf("%w: parse dsn: %w", ErrConfig, err)
 	}
 	if opts.Protocol != ch.Native {
-		return nil, fmt.Errorf("clickhouse: dsn %q: only the native protocol is supported", dsn)
+		return nil, fmt.Errorf("%w: dsn %q: only the native protocol is supported", ErrConfig, dsn)
 	}
 	db := opts.Auth.Database
 	if db == "" {
 		db = DefaultDatabase
 	}
 	if !validDatabase.MatchString(db) {
-		return nil, fmt.Errorf("clickhouse: invalid database name %q", db)
+		return nil, fmt.Errorf("%w: invalid database name %q", ErrConfig, db)
 	}
 	if opts.DialTimeout == 0 {
 		opts.DialTimeout = 10 * time.Second
