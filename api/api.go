@@ -171,13 +171,13 @@ func toServer(r store.Record, detail bool) Server {
 type listInput struct {
 	Namespace string `query:"namespace" maxLength:"200" doc:"Only servers of this namespace (the part before '/')."`
 	Cursor    string `query:"cursor" maxLength:"400" doc:"The next_cursor of the previous page."`
-	Limit     int    `query:"limit" minimum:"1" maximum:"1000" default:"100"`
+	Limit     int    `query:"limit" minimum:"1" maximum:"1000" default:"100" doc:"Servers per page (at most 1000)."`
 }
 
 type listOutput struct {
 	Body struct {
 		Servers    []Server `json:"servers"`
-		NextCursor string   `json:"next_cursor,omitempty" doc:"Absent on the last page."`
+		NextCursor string   `json:"next_cursor,omitempty" doc:"Set on every full page (limit servers): pass it as cursor for the next page, which may be empty, as in the registry's own API. Absent on a short page: the last one."`
 	}
 }
 
@@ -231,20 +231,24 @@ type dlqOutput struct {
 
 func (h *handlers) addRoutes(api huma.API) {
 	huma.Register(api, huma.Operation{OperationID: "list-servers", Method: http.MethodGet, Path: "/v1/servers", Summary: "List servers",
-		Description: "Pages over every server's latest registry entry, ordered by name.", Tags: []string{"servers"}},
+		Description: "Pages over every server's latest registry entry, ordered by name. Follow next_cursor until it is absent: a full page always carries one (the page after it may be empty), a short page never does.", Tags: []string{"servers"}},
 		func(ctx context.Context, in *listInput) (*listOutput, error) {
-			rows, err := h.o.Store.ListServers(ctx, store.ListQuery{Namespace: in.Namespace, Cursor: in.Cursor, Limit: in.Limit + 1})
+			// Exactly limit rows, and a cursor after a full page: asking
+			// for limit+1 to look ahead would ask the store for more than
+			// it serves (store.MaxListLimit) at the maximum limit, and the
+			// last page would seem reached with servers left.
+			rows, err := h.o.Store.ListServers(ctx, store.ListQuery{Namespace: in.Namespace, Cursor: in.Cursor, Limit: in.Limit})
 			if err != nil {
 				return nil, h.internal("list servers", err)
 			}
+			rows = rows[:min(len(rows), in.Limit)]
 			out := &listOutput{}
-			out.Body.Servers = []Server{}
-			for i, r := range rows {
-				if i == in.Limit {
-					out.Body.NextCursor = rows[i-1].Name
-					break
-				}
+			out.Body.Servers = make([]Server, 0, len(rows))
+			for _, r := range rows {
 				out.Body.Servers = append(out.Body.Servers, toServer(r.Record, false))
+			}
+			if len(rows) == in.Limit {
+				out.Body.NextCursor = rows[len(rows)-1].Name
 			}
 			return out, nil
 		})
