@@ -62,6 +62,14 @@ type Options struct {
 	// request, as before the read model (a kill switch; the benchmark's
 	// comparison arm).
 	NoReadModel bool
+	// AdminAudit stores a row of every admin call (the admin gate,
+	// adminAuditor). Nil: admin calls are logged and counted only.
+	AdminAudit store.AdminStore
+	// Registerer takes the API's own metrics (forum_admin_requests_total).
+	// Nil: Registry, when set; else they are not exported.
+	Registerer prometheus.Registerer
+	// Now is the admin audit's clock (default time.Now).
+	Now func() time.Time
 }
 
 // New returns the HTTP handler and the Huma API (for the OpenAPI document).
@@ -73,7 +81,13 @@ func New(o Options) (http.Handler, huma.API) {
 	cfg := huma.DefaultConfig("forum", Version)
 	cfg.Info.Description = "Trust and quality records for every server in the official MCP Registry: registry history, drift events and dead letters (walking skeleton)."
 	cfg.OpenAPIPath = "/openapi"
+	// Bound error answers before the schema link rewraps them.
+	cfg.Transformers = append([]huma.Transformer{boundErrors}, cfg.Transformers...)
 	api := humago.New(mux, cfg)
+	// The admin gate wraps every operation registered after it: all of them.
+	aud := newAdminAuditor(o)
+	api.OpenAPI().OnAddOperation = append(api.OpenAPI().OnAddOperation, aud.addOperation)
+	api.UseMiddleware(aud.middleware(api))
 	h := &handlers{o: o, model: o.Servers}
 	if h.model == nil && !o.NoReadModel && o.Store != nil {
 		h.model = NewServerModel(o.Store, o.Log)
@@ -94,15 +108,7 @@ func New(o Options) (http.Handler, huma.API) {
 	if o.Registry != nil {
 		mux.Handle("GET /metrics", promhttp.HandlerFor(o.Registry, promhttp.HandlerOpts{Registry: o.Registry}))
 	}
-	return withLimits(mux), api
-}
-
-// withLimits bounds what a caller can send: request bodies and header time.
-func withLimits(next http.Handler) http.Handler {
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		r.Body = http.MaxBytesReader(w, r.Body, 1<<20)
-		next.ServeHTTP(w, r)
-	})
+	return withLimits(api, mux, aud, mux), api
 }
 
 type handlers struct {
@@ -425,7 +431,7 @@ func (h *handlers) internal(what string, err error) error {
 // document describes the whole API whatever a given process serves.
 func DocumentRoutes() []func(huma.API) {
 	return []func(huma.API){TrustRoutes(TrustOptions{}), IncidentRoutes(IncidentOptions{}), BurstRoutes(BurstOptions{}),
-		ProvenanceRoutes(ProvenanceOptions{}), SearchRoutes(SearchOptions{}), ExportRoutes(ExportOptions{})}
+		ProvenanceRoutes(ProvenanceOptions{}), SearchRoutes(SearchOptions{}), ExportRoutes(ExportOptions{}), AdminRoutes(AdminOptions{})}
 }
 
 // What GET /v1/servers/{name} returns at most (unchanged from the store path).
