@@ -3,6 +3,13 @@
 // Huma v2 OpenAPI 3.1 layer (document at /openapi.json, docs at /docs), plus
 // /healthz, /readyz and Prometheus /metrics.
 //
+// Before any route, withLimits refuses what no route can use (a path or
+// query too long, not UTF-8, with a NUL byte or a malformed escape) with a
+// problem document, and boundErrors bounds what any error answer quotes of
+// the input. Operations under /v1/admin/ pass the admin gate (admin.go):
+// authorized before their input is read, and every call logged, counted
+// and stored in admin_audit, refused ones included.
+//
 // Server names contain '/', so they travel URL-encoded in paths
 // (/v1/servers/io.github.owner%2Frepo), as in the registry's own API.
 package api
@@ -63,7 +70,8 @@ type Options struct {
 	// comparison arm).
 	NoReadModel bool
 	// AdminAudit stores a row of every admin call (the admin gate,
-	// adminAuditor). Nil: admin calls are logged and counted only.
+	// adminAuditor). Nil: Store, when it is a store.AdminStore; else admin
+	// calls are logged and counted only.
 	AdminAudit store.AdminStore
 	// Registerer takes the API's own metrics (forum_admin_requests_total).
 	// Nil: Registry, when set; else they are not exported.
@@ -84,6 +92,9 @@ func New(o Options) (http.Handler, huma.API) {
 	// Bound error answers before the schema link rewraps them.
 	cfg.Transformers = append([]huma.Transformer{boundErrors}, cfg.Transformers...)
 	api := humago.New(mux, cfg)
+	if o.AdminAudit == nil {
+		o.AdminAudit, _ = o.Store.(store.AdminStore)
+	}
 	// The admin gate wraps every operation registered after it: all of them.
 	aud := newAdminAuditor(o)
 	api.OpenAPI().OnAddOperation = append(api.OpenAPI().OnAddOperation, aud.addOperation)
