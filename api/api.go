@@ -119,7 +119,7 @@ func New(o Options) (http.Handler, huma.API) {
 	if o.Registry != nil {
 		mux.Handle("GET /metrics", promhttp.HandlerFor(o.Registry, promhttp.HandlerOpts{Registry: o.Registry}))
 	}
-	return withLimits(api, mux, aud, mux), api
+	return withLimits(api, mux, aud), api
 }
 
 type handlers struct {

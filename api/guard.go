@@ -38,7 +38,7 @@ const (
 // invalid UTF-8, which answered 500 and logged an error), and every route
 // is covered at once. The answer is a problem document like Huma's own.
 // A malformed call routed to an admin operation is audited (aud).
-func withLimits(api huma.API, mux *http.ServeMux, aud *adminAuditor, next http.Handler) http.Handler {
+func withLimits(api huma.API, mux *http.ServeMux, aud *adminAuditor) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if p := checkRequest(r); p != nil {
 			hc := humago.NewContext(&huma.Operation{}, r, w)
@@ -49,7 +49,7 @@ func withLimits(api huma.API, mux *http.ServeMux, aud *adminAuditor, next http.H
 			return
 		}
 		r.Body = http.MaxBytesReader(w, r.Body, MaxBodyBytes)
-		next.ServeHTTP(w, r)
+		mux.ServeHTTP(w, r)
 	})
 }
 
