@@ -45,7 +45,8 @@ func init() {
 			if len(tokens) == 0 {
 				d.Log.Info("admin API disabled (incident intake, review approval): FORUM_ADMIN_TOKEN is not set")
 			}
-			c := Config{Store: st, Method: m, PublicKey: pub, Tokens: tokens, Sponsors: d.Settings.Sponsors, Registry: d.Gatherer, Log: d.Log.Named("api")}
+			c := Config{Store: st, Method: m, PublicKey: pub, Tokens: tokens, Sponsors: d.Settings.Sponsors, Registry: d.Gatherer,
+				Registerer: d.Registry, Log: d.Log.Named("api")}
 			c.Ready = d.Ready
 			var closeW func()
 			if len(d.Brokers) > 0 {

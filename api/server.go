@@ -33,6 +33,7 @@ type Store interface {
 	ExportSource
 	store.IncidentStore
 	store.ReviewStore
+	store.AdminStore
 }
 
 // Config configures the whole API.
@@ -48,6 +49,9 @@ type Config struct {
 	Publish  func(ctx context.Context, m incidents.Msg) error
 	Sponsors []string
 	Registry prometheus.Gatherer // served on /metrics; nil for none
+	// Registerer takes the API's own metrics (forum_admin_requests_total);
+	// nil: Registry, when it is a *prometheus.Registry.
+	Registerer prometheus.Registerer
 	// Ready reports extra readiness (the bus); nil: the store and the
 	// search index.
 	Ready func(ctx context.Context) error
@@ -98,9 +102,11 @@ func NewServer(c Config) *HTTPServer {
 		ProvenanceRoutes(ProvenanceOptions{Store: c.Store, Method: c.Method, Log: c.Log}),
 		SearchRoutes(SearchOptions{Index: idx, Sponsors: c.Sponsors, Log: c.Log.Named("search-api")}),
 		ExportRoutes(ExportOptions{Store: c.Store, Log: c.Log}),
+		AdminRoutes(AdminOptions{Tokens: c.Tokens, Store: c.Store, Log: c.Log.Named("admin-api")}),
 	}
 	reg, _ := c.Registry.(*prometheus.Registry)
-	s.Handler, s.API = New(Options{Store: c.Store, Log: c.Log, Registry: reg, Ready: ready, Routes: routes})
+	s.Handler, s.API = New(Options{Store: c.Store, Log: c.Log, Registry: reg, Registerer: c.Registerer, Ready: ready, Routes: routes,
+		AdminAudit: c.Store})
 	return s
 }
 

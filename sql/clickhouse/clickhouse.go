@@ -748,7 +748,7 @@ func (s *Store) Optimize(ctx context.Context) error {
 	// Every ReplacingMergeTree of every migration, not only the ones Counts
 	// reports: a forced merge must cover the later tables too.
 	all := append([]string{"schema_migrations"}, Tables...)
-	all = append(all, "trust_records", "publications", "incidents", "incident_audit", "review_approvals", "provenance")
+	all = append(all, "trust_records", "publications", "incidents", "incident_audit", "review_approvals", "provenance", "admin_audit")
 	all = append(all, resultTables...)
 	for _, t := range all {
 		if err := s.conn.Exec(ctx, `OPTIMIZE TABLE `+t+` FINAL`); err != nil {

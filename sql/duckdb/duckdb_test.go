@@ -106,3 +106,5 @@ func TestUpgradeFrom0008(t *testing.T) {
 		s.Close()
 	}
 }
+
+func TestAdmin(t *testing.T) { storetest.RunAdmin(t, storetest.TempFile(Open, "forum.duckdb")) }

@@ -9,7 +9,7 @@
 // tie-breaking, last write per id), paging and filters, counts, ErrNotFound,
 // and the health history (HealthChecks, LatestHealth). RunRestart checks
 // that what was written survives closing and reopening the store; RunTrust,
-// RunIncidents, RunReview, RunProvenance, RunHealthBulk, RunResults
+// RunIncidents, RunReview, RunAdmin, RunProvenance, RunHealthBulk, RunResults
 // (store.ResultStore and the views of its tables) and RunBulk
 // (store.BulkReader) cover the other interfaces.
 //
