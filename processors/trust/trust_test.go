@@ -314,6 +314,46 @@ func TestDriftMultiChangeCountsOncePerBurst(t *testing.T) {
 	}
 }
 
+// TestDriftMultiChangeNoteListsTheWindow: the signal's note and evidence
+// cover every change in its window — the 24 h from the change that opened
+// the burst — not only those up to the change that completed the set; the
+// signal's time, and so its weight and the score, stay the completing
+// change's.
+func TestDriftMultiChangeNoteListsTheWindow(t *testing.T) {
+	h := func(x float64) float64 { return x / 24 } // hours, in days of age
+	in := clean()
+	in.Drift.Events = []schema.DriftEvent{
+		ev(schema.KindEndpointsChanged, 2+h(0), ``, `[["sse","https://b.example.com"]]`, false), // opens the burst
+		ev(schema.KindDescriptionChanged, 2-h(1), "a", "b", false),
+		ev(schema.KindTitleChanged, 2-h(2), "a", "b", false),        // completes the set
+		ev(schema.KindVersionAdded, 2-h(5), "", "1.1.0", true),      // in the window, after the signal
+		ev(schema.KindDescriptionChanged, 2-h(25), "b", "c", false), // 25 h after the opening change: outside
+	}
+	r := ComputeWith(method.Embedded().Weights, in, now)
+	var sig *Signal
+	for i, s := range r.Drift.Signals {
+		if s.ID == "multi_change_24h" {
+			if sig != nil {
+				t.Fatalf("two multi_change_24h signals: %+v", r.Drift.Signals)
+			}
+			sig = &r.Drift.Signals[i]
+		}
+	}
+	if sig == nil {
+		t.Fatalf("no multi_change_24h: %+v", r.Drift.Signals)
+	}
+	if want := "endpoint+description+title+version within 24 h"; sig.Note != want {
+		t.Errorf("note %q, want %q", sig.Note, want)
+	}
+	if len(sig.Evidence) != 4 {
+		t.Errorf("evidence %+v: want the 4 changes of the window", sig.Evidence)
+	}
+	// The score is unchanged: the signal is dated at the completing change.
+	if age := sig.Values["age_days"]; !near(age, round6(2-h(2))) {
+		t.Errorf("signal age %v days, want %v (the completing change)", age, 2-h(2))
+	}
+}
+
 func TestDriftUnknownAndBulkEdit(t *testing.T) {
 	in := clean()
 	in.Drift = DriftInput{}
