@@ -75,7 +75,7 @@ func TestStaticCoverageFollowsTheCheck(t *testing.T) {
 		visibility string
 	}{
 		{"no remote", nil, nil, "no_endpoint", "no_endpoint", trust.VisNoEndpoint},
-		{"never checked", []string{url}, nil, "not_scanned", "not_scanned", trust.VisUnreachable},
+		{"never checked", []string{url}, nil, "not_scanned", "not_scanned", trust.VisNotChecked},
 		{"ok", []string{url}, []probe.Check{check(name, url, probe.OutcomeOK, time.Hour)}, "scanned", "", trust.VisLiveEndpoint},
 		{"auth", []string{url}, []probe.Check{check(name, url, probe.OutcomeAuthRequired, time.Hour)}, "auth_required", "auth_required", trust.VisOAuthGated},
 		{"unreachable", []string{url}, []probe.Check{check(name, url, probe.OutcomeUnreachable, time.Hour)}, "unreachable", "unreachable", trust.VisUnreachable},

@@ -575,7 +575,12 @@ func TestVisibility(t *testing.T) {
 		{true, "auth_required", VisOAuthGated, ReasonAuthRequired},
 		{true, "unreachable", VisUnreachable, ReasonUnreachable},
 		{true, "handshake_failed", VisUnreachable, ReasonHandshakeFailed},
-		{true, "", VisUnreachable, ReasonNotChecked},
+		// No counted check yet: never probed, or only refused for load
+		// (rate_limited counts neither way, SPEC §1.3) — not-checked, not
+		// unreachable (SPEC §4 Coverage honesty).
+		{true, "", VisNotChecked, ReasonNotChecked},
+		{true, "not_checked", VisNotChecked, ReasonNotChecked},
+		{true, "rate_limited", VisNotChecked, ReasonNotChecked},
 		{false, "", VisNoEndpoint, ReasonNoEndpoint},
 	}
 	for _, c := range cases {
