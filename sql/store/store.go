@@ -73,7 +73,8 @@ type Store interface {
 	Counts(ctx context.Context) (map[string]int64, error)
 
 	// InsertHealthChecks stores probe results, keyed by ID (last write wins).
-	// IDs are probe.CheckID(server, url, observed_at); ClickHouse keys rows
+	// IDs are probe.CheckID(server, url, scheduled slot), so a redelivered
+	// probe rewrites its ID with a later ObservedAt; ClickHouse keys rows
 	// by (server, remote_url, observed_at, id), so an ID rewritten under
 	// another server is not supported there (within a server it is).
 	InsertHealthChecks(ctx context.Context, checks []HealthCheck) error
