@@ -15,7 +15,7 @@ import (
 // Reader is what Load needs of the store.
 type Reader interface {
 	ListServers(ctx context.Context, q store.ListQuery) ([]store.ServerRow, error)
-	Versions(ctx context.Context, name string, limit int) ([]store.Record, error)
+	VersionHistory(ctx context.Context, name string) ([]store.Record, error)
 	LatestHealth(ctx context.Context, server string) ([]store.HealthCheck, error)
 	HealthChecks(ctx context.Context, q store.HealthQuery) ([]store.HealthCheck, error)
 	FirstListed(ctx context.Context) (map[string]time.Time, error)
