@@ -3,6 +3,7 @@ package trust
 import (
 	"math"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -389,6 +390,29 @@ func TestBulkEdits(t *testing.T) {
 
 func inc(id string, ageDays float64, sev, status string) Incident {
 	return Incident{ID: id, Server: "io.github.alice/weather", Date: ago(ageDays), Class: "rug_pull", Severity: sev, Status: status}
+}
+
+// TestIncidentEvidencePointsAtTheAPI: an incident's evidence pointer
+// resolves through the API like every other (SPEC §5), so it carries no
+// outside uri of its own (the publisher gives it /v1/evidence/{id}); the
+// curator's source is named in the signal's note.
+func TestIncidentEvidencePointsAtTheAPI(t *testing.T) {
+	in := clean()
+	it := inc("i1", 10, "low", IncidentConfirmed)
+	it.SourceURI = "https://example.com/advisory"
+	in.Incidents = IncidentsInput{Checked: true, Items: []Incident{it}}
+	r := ComputeWith(method.Embedded().Weights, in, now)
+	if len(r.Incidents.Signals) != 1 || len(r.Incidents.Evidence) != 1 {
+		t.Fatalf("incidents %+v", r.Incidents)
+	}
+	for _, e := range append(r.Incidents.Evidence, r.Incidents.Signals[0].Evidence...) {
+		if e.URI != "" || e.ID != "i1" || e.Kind != EvIncident {
+			t.Errorf("incident evidence %+v: want the id, no outside uri", e)
+		}
+	}
+	if n := r.Incidents.Signals[0].Note; !strings.Contains(n, "source https://example.com/advisory") {
+		t.Errorf("note %q does not name the source", n)
+	}
 }
 
 func TestIncidents(t *testing.T) {
