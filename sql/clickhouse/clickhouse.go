@@ -26,9 +26,9 @@
 // OPTIMIZE … FINAL.
 //
 // There are no multi-table transactions: InsertRecords writes
-// registry_records, then servers_latest. If the second write fails the
-// error is returned and the caller's retry (at-least-once) converges, since
-// both writes are idempotent.
+// registry_records, then registry_sightings, then servers_latest. If a later
+// write fails the error is returned and the caller's retry (at-least-once)
+// converges, since every write is idempotent.
 package clickhouse
 
 import (

@@ -13,7 +13,8 @@
 //
 // Idempotency is done by primary keys and INSERT … ON CONFLICT DO UPDATE with
 // a WHERE clause that encodes the winner rule of sql/store (earliest
-// observation per record key, the greatest (observed_at, published_at,
+// observation per record key in registry_records and the latest in
+// registry_sightings, the greatest (observed_at, published_at,
 // version, content_sha256) per server for servers_latest, last write per id
 // for the other tables). A batch is first reduced with the same rule in Go
 // (store.ReduceRecords, store.LastByID), then written in one transaction
