@@ -491,3 +491,31 @@ func EndOffset(ctx context.Context, brokers []string, topic string, partition in
 	}
 	return 0, fmt.Errorf("no offsets for %s/%d", topic, partition)
 }
+
+// Ping reports whether a broker answers: a fresh connection to each
+// bootstrap address in turn and an ApiVersions round trip, nil at the first
+// that answers. (kafka.Client's metadata calls can be answered from the
+// transport's cache, so they would call a stopped broker up.)
+func Ping(ctx context.Context, brokers []string) error {
+	var errs []error
+	for _, b := range brokers {
+		c, err := (&kafka.Dialer{Timeout: 5 * time.Second}).DialContext(ctx, "tcp", b)
+		if err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		if d, ok := ctx.Deadline(); ok {
+			_ = c.SetDeadline(d)
+		}
+		_, err = c.ApiVersions()
+		c.Close()
+		if err == nil {
+			return nil
+		}
+		errs = append(errs, fmt.Errorf("%s: %w", b, err))
+	}
+	if len(errs) == 0 {
+		return errors.New("no brokers configured")
+	}
+	return errors.Join(errs...)
+}

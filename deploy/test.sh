@@ -58,8 +58,8 @@ fi
 # collected") counts as a failure.
 say "python tests: exports (pytest + pyarrow), calibration notebook (polars, matplotlib, nbclient), API fuzzing (schemathesis)"
 command -v python3 >/dev/null || { echo "test.sh: python3 is needed for tests/python" >&2; exit 1; }
-if ! python3 -c 'import pytest, pyarrow, polars, matplotlib, nbclient, nbformat, ipykernel, schemathesis' >/dev/null 2>&1; then
-	python3 -m pip install --quiet --disable-pip-version-check --root-user-action=ignore pytest pyarrow polars matplotlib nbclient nbformat ipykernel schemathesis
+if ! python3 -c 'import pytest, pyarrow, polars, matplotlib, nbclient, nbformat, ipykernel, schemathesis, chdb' >/dev/null 2>&1; then
+	python3 -m pip install --quiet --disable-pip-version-check --root-user-action=ignore pytest pyarrow polars matplotlib nbclient nbformat ipykernel schemathesis chdb-core
 fi
 mkdir -p data/figures
 set +e

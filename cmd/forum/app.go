@@ -27,7 +27,6 @@ import (
 	"github.com/forum-mcp/forum/internal/component"
 	"github.com/forum-mcp/forum/internal/health"
 	"github.com/forum-mcp/forum/processors/method"
-	"github.com/forum-mcp/forum/schema"
 	"github.com/forum-mcp/forum/sql/clickhouse"
 	"github.com/forum-mcp/forum/sql/duckdb"
 	"github.com/forum-mcp/forum/sql/store"
@@ -261,10 +260,7 @@ func (a *app) openBus(ctx context.Context) error {
 		return fmt.Errorf("the bus at %s is not usable: %w", strings.Join(a.brokers, ","), err)
 	}
 	brokers := a.brokers
-	a.health.Add("bus", func(ctx context.Context) error {
-		_, err := bus.Partitions(ctx, brokers, schema.TopicDLQ)
-		return err
-	})
+	a.health.Add("bus", func(ctx context.Context) error { return bus.Ping(ctx, brokers) })
 	return nil
 }
 
@@ -399,8 +395,51 @@ func (a *app) start(ctx context.Context, g *errgroup.Group, specs []component.Sp
 			return nil
 		})
 	}
+	if lagging := withInput(out); len(lagging) > 0 {
+		g.Go(func() error { a.reportLag(ctx, lagging); return nil })
+	}
 	a.log.Debug("components started", zap.Int("n", len(out)))
 	return out, nil
+}
+
+// withInput are the started components that consume topics.
+func withInput(cs []started) []started {
+	var out []started
+	for _, c := range cs {
+		if isLagger(c.runner) || (c.spec.Group != "" && len(c.spec.In) > 0) {
+			out = append(out, c)
+		}
+	}
+	return out
+}
+
+// reportLag sets forum_consumer_lag{component} every 15 s until ctx ends:
+// how many input messages each component has not done (what the
+// dashboard's lag panel and an alert on a stuck consumer read).
+func (a *app) reportLag(ctx context.Context, cs []started) {
+	g := prometheus.NewGaugeVec(prometheus.GaugeOpts{Name: "forum_consumer_lag",
+		Help: "Input messages a component has not done yet (end offsets minus its committed offsets), read every 15 s."}, []string{"component"})
+	if err := a.reg.Register(g); err != nil {
+		a.log.Warn("forum_consumer_lag not registered", zap.Error(err))
+		return
+	}
+	t := time.NewTicker(15 * time.Second)
+	defer t.Stop()
+	for {
+		for _, c := range cs {
+			lctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+			l, err := a.lag(lctx, []started{c})
+			cancel()
+			if err == nil {
+				g.WithLabelValues(c.spec.Name).Set(float64(l))
+			}
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+	}
 }
 
 // lag is how many input messages the components have not done yet, read
