@@ -3,6 +3,7 @@ package erc8004
 import (
 	"context"
 	"encoding/base64"
+	"encoding/json"
 	"errors"
 	"math/big"
 	"net/http"
@@ -79,6 +80,16 @@ func TestRegistrationAndIndex(t *testing.T) {
 	plain, err := f.Fetch(context.Background(), `data:application/json,{"services":[{"name":"MCP","endpoint":"https://x.example/mcp"}]}`)
 	if err != nil || len(plain.MCPEndpoints()) != 1 {
 		t.Errorf("a plain data: URI: %+v, %v", plain, err)
+	}
+
+	id, chain, registry := big.NewInt(22), big.NewInt(8453), "0x8004A169FB4a3325136EB29fA0ceB6D2e539a432"
+	named := Registration{}
+	if !named.Names(id, chain, registry) {
+		t.Error("a file without registrations may be anyone's")
+	}
+	_ = json.Unmarshal([]byte(`{"registrations":[{"agentId":22,"agentRegistry":"eip155:8453:0x8004a169fb4a3325136eb29fa0ceb6d2e539a432"}]}`), &named)
+	if !named.Names(id, chain, registry) || named.Names(big.NewInt(23), chain, registry) || named.Names(id, big.NewInt(1), registry) {
+		t.Errorf("registrations %+v", named.Registrations)
 	}
 
 	ix := EndpointIndex{

@@ -542,7 +542,6 @@ var errNonceTaken = errors.New("erc8004: the nonce went to another transaction")
 // feedback whose nonce went elsewhere is abandoned (sent again by the next
 // Commit); one reverted on chain is logged failed and retried.
 func (c *Committer) deliver(ctx context.Context, h string, p *pending) (string, error) {
-	bumps := 0
 	for {
 		tx := p.attempts[len(p.attempts)-1]
 		if r, err := c.receiptOf(ctx, p); err != nil {
@@ -574,10 +573,11 @@ func (c *Committer) deliver(ctx context.Context, h string, p *pending) (string, 
 		if r != nil {
 			return c.settled(h, p, r)
 		}
-		if bumps >= c.MaxBumps {
+		// The bumps of a feedback are counted over its whole life (its
+		// attempts), not per call: retries never push fees past MaxBumps.
+		if bumps := len(p.attempts) - 1; bumps >= c.MaxBumps {
 			return "", fmt.Errorf("erc8004: %s not mined after %d fee bumps", tx.Hash().Hex(), bumps)
 		}
-		bumps++
 		next, err := c.bump(ctx, tx)
 		if err != nil {
 			return "", err

@@ -32,6 +32,29 @@ type Registration struct {
 	Name      string    `json:"name"`
 	Services  []Service `json:"services"`
 	Endpoints []Service `json:"endpoints"`
+	// Registrations name the agent back: {agentId, agentRegistry:
+	// "eip155:<chain id>:<identity registry>"}.
+	Registrations []struct {
+		AgentID       json.RawMessage `json:"agentId"`
+		AgentRegistry string          `json:"agentRegistry"`
+	} `json:"registrations"`
+}
+
+// Names reports whether the file may be the agent's: it lists no
+// registrations, or one of them is this agent in this registry. A file
+// naming only other agents (copied from another agent) maps nothing.
+func (r Registration) Names(agentID *big.Int, chainID *big.Int, identity string) bool {
+	if len(r.Registrations) == 0 {
+		return true
+	}
+	want := fmt.Sprintf("eip155:%s:%s", chainID, strings.ToLower(identity))
+	for _, x := range r.Registrations {
+		id, err := parseAgentID(x.AgentID)
+		if err == nil && id.Cmp(agentID) == 0 && strings.EqualFold(strings.TrimSpace(x.AgentRegistry), want) {
+			return true
+		}
+	}
+	return false
 }
 
 // Service is one entry of a registration file's services.
@@ -312,6 +335,10 @@ func (d *Discovery) refresh(ctx context.Context, st Store) (map[string]Agent, er
 			continue
 		}
 		n, _ := new(big.Int).SetString(id, 10)
+		if !reg.Names(n, d.Chain.ChainID, d.Chain.Identity.Hex()) {
+			d.log().Info("erc8004: a registration file that names other agents, not this one; ignored", zap.String("agent_id", id))
+			continue
+		}
 		for _, ep := range reg.MCPEndpoints() {
 			ix[ep] = append(ix[ep], n)
 		}

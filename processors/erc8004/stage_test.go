@@ -33,25 +33,42 @@ const (
 	methodVersion = "0.1.0-draft5"
 )
 
-func registration(endpoints ...string) string {
+func registration(endpoints ...string) string { return registrationOf(nil, "", endpoints...) }
+
+// registrationOf is a registration file naming agent id of registry (none
+// when id is nil) with MCP endpoints, as a data: URI.
+func registrationOf(id *big.Int, registry string, endpoints ...string) string {
 	var svc []Service
 	for _, e := range endpoints {
 		svc = append(svc, Service{Name: "MCP", Endpoint: e, Version: "2025-06-18"})
 	}
-	b, _ := json.Marshal(map[string]any{"type": "https://eips.ethereum.org/EIPS/eip-8004#registration-v1", "name": "test agent", "services": svc})
+	reg := map[string]any{"type": "https://eips.ethereum.org/EIPS/eip-8004#registration-v1", "name": "test agent", "services": svc}
+	if id != nil {
+		reg["registrations"] = []map[string]any{{"agentId": id, "agentRegistry": fmt.Sprintf("eip155:%d:%s", testchain.ChainID, registry)}}
+	}
+	b, _ := json.Marshal(reg)
 	return "data:application/json;base64," + base64.StdEncoding.EncodeToString(b)
 }
 
 // mapped sets the agents up on a chain: config-file agents for changing and
-// unchanged, a registration file for discovered, two claims on ambiguous's
-// remote, and one agent whose endpoint no server has.
+// unchanged, a registration file for discovered (and a copy of it under
+// another agent), two claims on ambiguous's remote, and one agent whose
+// endpoint no server has.
 func mapped(t *testing.T, e *env, st Store) (map[string]Agent, map[string]*big.Int) {
 	t.Helper()
 	ids := map[string]*big.Int{
 		changing:   e.register(t, e.tc.Key(1), ""),
 		unchanged:  e.register(t, e.tc.Key(2), ""),
-		discovered: e.register(t, e.tc.Key(3), registration(remotesIn(t, st, discovered)[0])),
+		discovered: e.register(t, e.tc.Key(3), ""),
 	}
+	// The discovered agent's file names it back (set after registering, as
+	// an agent learns its id: a URIUpdated event); a copy of that file
+	// under another agent names the first, so it maps nothing.
+	own := registrationOf(ids[discovered], e.tc.Identity.Hex(), remotesIn(t, st, discovered)[0])
+	if err := e.tc.SetAgentURI(e.ctx, e.tc.Key(3), ids[discovered], own); err != nil {
+		t.Fatal(err)
+	}
+	e.register(t, e.tc.Key(2), own)
 	e.register(t, e.tc.Key(1), registration(remotesIn(t, st, ambiguous)[0]))
 	e.register(t, e.tc.Key(2), registration(remotesIn(t, st, ambiguous)[0], "https://also.example/mcp"))
 	e.register(t, e.tc.Key(3), registration("https://nobody.example/mcp"))

@@ -185,6 +185,12 @@ func (c *Chain) Register(ctx context.Context, owner *ecdsa.PrivateKey, agentURI 
 	return nil, errors.New("no Registered event")
 }
 
+// SetAgentURI points an agent at another registration file.
+func (c *Chain) SetAgentURI(ctx context.Context, owner *ecdsa.PrivateKey, agentID *big.Int, uri string) error {
+	_, err := c.Transact(ctx, owner, c.Identity, NewIdentityRegistry().PackSetAgentURI(agentID, uri))
+	return err
+}
+
 // SetApprovalForAll makes operator an operator of owner's agents.
 func (c *Chain) SetApprovalForAll(ctx context.Context, owner *ecdsa.PrivateKey, operator common.Address) error {
 	_, err := c.Transact(ctx, owner, c.Identity, NewIdentityRegistry().PackSetApprovalForAll(operator, true))
