@@ -59,9 +59,10 @@ type config struct {
 	PublishInterval time.Duration
 	OpsListen       string
 
-	crawl  component.CrawlSettings
-	probe  probeFlags
-	github component.GitHubSettings
+	crawl   component.CrawlSettings
+	probe   probeFlags
+	github  component.GitHubSettings
+	erc8004 component.ERC8004Settings
 }
 
 func envOr(key, def string) string {
@@ -101,6 +102,7 @@ func (c *config) bindOps(fs *pflag.FlagSet) {
 
 func (c *config) bindScorer(fs *pflag.FlagSet) {
 	fs.DurationVar(&c.PublishInterval, "publish-interval", time.Hour, "a publication every interval of wall-clock time, beside the one per applied snapshot, so new probe results reach records within one interval (0: only per snapshot)")
+	c.bindERC8004(fs) // the ERC-8004 committer reads the scorer's publications
 }
 
 func (c *config) bindCrawl(fs *pflag.FlagSet) {
@@ -159,7 +161,7 @@ func (c *config) settings() (component.Settings, error) {
 	return component.Settings{
 		MethodWeights: c.MethodWeights, SigningKey: key, AdminTokens: os.Getenv(envAdminToken),
 		PublishInterval: c.PublishInterval, Listen: c.Listen, Sponsors: splitList(os.Getenv(envSponsored)),
-		Crawl: c.crawl, GitHub: c.github,
+		Crawl: c.crawl, GitHub: c.github, ERC8004: c.erc8004,
 		Probe: component.ProbeSettings{Interval: c.probe.interval, Concurrency: c.probe.concurrency, PerHost: c.probe.perHost,
 			Timeout: c.probe.timeout, Allow: allow},
 	}, nil

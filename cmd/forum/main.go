@@ -65,7 +65,8 @@ Start here:
 	}
 	root.AddCommand(newRunCmd(), newReplayCmd(), newDiffCmd(), newIngestCmd(), newProcessCmd(), newServeCmd(),
 		newMigrateCmd(), newSQLCmd(), newValidateCmd(), newOpenAPICmd(), newProbeCmd(), newGitHubCmd(),
-		newIncidentsCmd(), newBurstsCmd(), newCalibrateCmd(), newExportCmd(), newExportPublicationCmd(), newVerifyCmd())
+		newIncidentsCmd(), newBurstsCmd(), newCalibrateCmd(), newExportCmd(), newExportPublicationCmd(), newVerifyCmd(),
+		newERC8004Cmd())
 	return root
 }
 

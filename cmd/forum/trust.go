@@ -107,8 +107,9 @@ Examples:
 
 func newVerifyCmd() *cobra.Command {
 	var export, keyPath, dataDir string
+	fv := &feedbackVerify{}
 	cmd := &cobra.Command{
-		Use:   "verify --export FILE [--key PUBKEY]",
+		Use:   "verify --export FILE [--key PUBKEY] [--server NAME] | --record FILE  [--feedback-log FILE | --erc8004-rpc-url URL …]",
 		Short: "Check a publication export offline: every record hash, the Merkle root, the signature",
 		Long: `verify re-derives everything in a publication export without the store or the
 network: each record's content_sha256 over its RFC 8785 canonical JSON, the
@@ -120,12 +121,25 @@ the exit status is 1.
 raw 32 bytes as hex or base64. Without it, the public half of
 DATA_DIR/publication.key (or FORUM_SIGNING_KEY) is used.
 
-Example:
-  forum verify --export pub.jsonl --key forum.pub`,
+With --record FILE (a record, or the API's /trust or /proof answer), or
+--export and --server NAME, it also checks that record on chain: its
+content_sha256 is the feedbackHash of a NewFeedback event of the ERC-8004
+Reputation Registry, whose score, tag2 and feedbackURI are the record's. The
+events come from a recorded event log (--feedback-log: the committer's
+DATA_DIR/erc8004.log, or JSON lines of events) or from the chain itself
+(--erc8004-rpc-url, --erc8004-chain-id, --erc8004-reputation-registry).
+
+Examples:
+  forum verify --export pub.jsonl --key forum.pub
+  forum verify --export pub.jsonl --key forum.pub --server io.github.acme/weather --feedback-log data/erc8004.log
+  forum verify --record weather.json --erc8004-rpc-url https://rpc.example --erc8004-chain-id 8453 --erc8004-reputation-registry 0x…`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			if export == "" && fv.record != "" {
+				return fv.run(cmd.Context(), cmd.OutOrStdout(), "")
+			}
 			if export == "" {
-				return usageError{errors.New("--export FILE is required")}
+				return usageError{errors.New("--export FILE (or --record FILE) is required")}
 			}
 			var pub ed25519.PublicKey
 			var err error
@@ -151,12 +165,16 @@ Example:
 			_ = json.Unmarshal(line, &eh)
 			fmt.Fprintf(cmd.OutOrStdout(), "ok: %s verifies: %d records, merkle root %s, signed by key %s\n",
 				eh.Header.PublicationID, eh.Header.RecordCount, eh.Header.MerkleRoot, publish.KeyID(pub))
+			if fv.active() {
+				return fv.run(cmd.Context(), cmd.OutOrStdout(), export)
+			}
 			return nil
 		},
 	}
 	cmd.Flags().StringVar(&export, "export", "", "a publication export (see export-publication)")
 	cmd.Flags().StringVar(&keyPath, "key", "", "the signer's public key file (PEM, hex or base64)")
 	cmd.Flags().StringVar(&dataDir, "data-dir", envOr("FORUM_DATA_DIR", "./data"), "where publication.key is looked for when --key is not given (env FORUM_DATA_DIR)")
+	fv.bind(cmd.Flags())
 	return cmd
 }
 

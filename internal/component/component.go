@@ -122,9 +122,10 @@ type Settings struct {
 	// Sponsors are the sponsorship campaign's server names, in order.
 	Sponsors []string
 
-	Crawl  CrawlSettings
-	Probe  ProbeSettings
-	GitHub GitHubSettings
+	Crawl   CrawlSettings
+	Probe   ProbeSettings
+	GitHub  GitHubSettings
+	ERC8004 ERC8004Settings
 }
 
 // CrawlSettings configure the registry crawler.
@@ -151,6 +152,27 @@ type GitHubSettings struct {
 	PageCap      int
 	Refresh      time.Duration
 	OwnerRefresh time.Duration
+}
+
+// ERC8004Settings configure the ERC-8004 committer (processors/erc8004):
+// off unless RPCURL is set or DryRun asked for.
+type ERC8004Settings struct {
+	RPCURL     string // the chain's JSON-RPC endpoint
+	ChainID    uint64 // checked against the endpoint's before anything is signed
+	Reputation string // the Reputation Registry's address
+	Identity   string // the Identity Registry's address ("": the one the Reputation Registry names)
+	KeyFile    string // the committer's secp256k1 key (hex), the feedback's clientAddress
+	Agents     string // a JSON file mapping registry server names to agentIds
+	Discover   bool   // also map servers through the Identity Registry's registration files
+	FromBlock  uint64 // where event scans start (the registries' deployment block)
+	APIBase    string // the public API base of feedbackURI
+	DryRun     bool   // print the giveFeedback calls instead of sending them
+	// MinInterval is the least time between two feedbacks for one server
+	// (event time); MaxAge skips publications older than this at the wall
+	// clock (0: none), so a replay of history spends no gas.
+	MinInterval time.Duration
+	MaxAge      time.Duration
+	MaxFeeGwei  float64 // the highest fee cap per gas a transaction may offer (0: no cap)
 }
 
 var registered []Spec

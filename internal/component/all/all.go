@@ -11,6 +11,7 @@ import (
 	_ "github.com/forum-mcp/forum/ingest/probe"          // probe-scheduler, prober (source)
 	_ "github.com/forum-mcp/forum/ingest/registry"       // registry (source)
 	_ "github.com/forum-mcp/forum/processors/drift"      // drift (process)
+	_ "github.com/forum-mcp/forum/processors/erc8004"    // erc8004 (process; off unless configured)
 	_ "github.com/forum-mcp/forum/processors/history"    // history, results, publications sinks (process)
 	_ "github.com/forum-mcp/forum/processors/incidents"  // incidents (process)
 	_ "github.com/forum-mcp/forum/processors/ownerburst" // ownerburst (process)
