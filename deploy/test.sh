@@ -75,6 +75,12 @@ fi
 
 # The end-to-end replay tests (build the binary, SIGKILL it, restart) run here.
 export FORUM_TEST_E2E=1
+# The fault tests (tests/faults) start a Kafka and a ClickHouse of their own
+# and kill and stop them. Here they keep the broker and ClickHouse down 20 s
+# a time; the full run (60 s, the issue's figure) is documented in
+# docs/FAULTS.md: FORUM_TEST_FAULTS=1 go test -v -timeout 40m ./tests/faults
+export FORUM_TEST_FAULTS=1
+export FORUM_FAULT_OUTAGE=${FORUM_FAULT_OUTAGE:-20s}
 
 say "go vet"
 go vet ./...
@@ -90,7 +96,7 @@ say "go test (ClickHouse: ${FORUM_TEST_CLICKHOUSE:-skipped}, Kafka: ${FORUM_TEST
 # shellcheck disable=SC2086
 mkdir -p data
 set +e
-go test ${GO_TEST_FLAGS:--count=1} -timeout 20m ./... 2>&1 | tee data/go-test.log
+go test ${GO_TEST_FLAGS:--count=1} -timeout 35m ./... 2>&1 | tee data/go-test.log
 status=${PIPESTATUS[0]}
 set -e
 passed=$(grep -c '^ok ' data/go-test.log || true)

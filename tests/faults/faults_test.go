@@ -323,13 +323,13 @@ func (e *env) uninterrupted(t *testing.T) *reference {
 	}
 	var last string
 	stable := 0
-	deadline := time.Now().Add(5 * time.Minute)
+	deadline := time.Now().Add(10 * time.Minute)
 	for stable < 5 {
 		if p.exited() {
 			t.Fatalf("forum process exited:\n%s", p.tail())
 		}
 		if time.Now().After(deadline) {
-			t.Fatalf("the uninterrupted run never settled:\n%s", p.tail())
+			t.Fatalf("the uninterrupted run never settled (last: publications, loads, trust records %s):\n%s", last, p.tail())
 		}
 		time.Sleep(time.Second)
 		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
@@ -338,7 +338,7 @@ func (e *env) uninterrupted(t *testing.T) *reference {
 		loads, _ := s.count(ctx, "registry_loads")
 		recs, _ := s.count(ctx, "trust_records")
 		cancel()
-		cur := fmt.Sprint(pubs, loads, recs)
+		cur := fmt.Sprint(pubs, loads, recs, " lag ", lag, err)
 		if err == nil && lag == 0 && pubs > 0 && cur == last {
 			stable++
 		} else {
