@@ -23,6 +23,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 	"go.uber.org/zap"
 
+	"github.com/forum-mcp/forum/api/docs"
 	"github.com/forum-mcp/forum/schema"
 	"github.com/forum-mcp/forum/sql/store"
 )
@@ -73,6 +74,7 @@ func New(o Options) (http.Handler, huma.API) {
 	cfg := huma.DefaultConfig("forum", Version)
 	cfg.Info.Description = "Trust and quality records for every server in the official MCP Registry: registry history, drift events and dead letters (walking skeleton)."
 	cfg.OpenAPIPath = "/openapi"
+	cfg.DocsPath = "" // /docs is api/docs: its viewer is embedded, Huma's loads from a CDN
 	api := humago.New(mux, cfg)
 	h := &handlers{o: o, model: o.Servers}
 	if h.model == nil && !o.NoReadModel && o.Store != nil {
@@ -86,6 +88,7 @@ func New(o Options) (http.Handler, huma.API) {
 	for _, r := range o.Routes {
 		r(api)
 	}
+	docs.Register(mux, docs.Options{})
 	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, _ *http.Request) {
 		w.Header().Set("Content-Type", "text/plain")
 		_, _ = w.Write([]byte("ok\n"))
