@@ -14,6 +14,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"go.uber.org/zap"
 
+	"github.com/forum-mcp/forum/api/pages"
 	"github.com/forum-mcp/forum/api/search"
 	"github.com/forum-mcp/forum/processors/incidents"
 	"github.com/forum-mcp/forum/processors/method"
@@ -101,6 +102,7 @@ func NewServer(c Config) *HTTPServer {
 	}
 	reg, _ := c.Registry.(*prometheus.Registry)
 	s.Handler, s.API = New(Options{Store: c.Store, Log: c.Log, Registry: reg, Ready: ready, Routes: routes})
+	s.Handler = pages.New(pages.Options{Store: c.Store, Index: idx, Sponsors: c.Sponsors, Method: c.Method, Log: c.Log.Named("pages")}).Mount(s.Handler)
 	return s
 }
 
