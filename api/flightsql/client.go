@@ -72,6 +72,9 @@ func ReadToken(dataDir string) (string, error) {
 // WriteAddr records where the server listens; the returned func removes it.
 func WriteAddr(dataDir, addr string) (func(), error) {
 	path := filepath.Join(dataDir, AddrFile)
+	if err := os.MkdirAll(dataDir, 0o755); err != nil {
+		return func() {}, fmt.Errorf("flight sql address file: %w", err)
+	}
 	if err := os.WriteFile(path, []byte(addr+"\n"), 0o644); err != nil {
 		return func() {}, fmt.Errorf("flight sql address file: %w", err)
 	}
