@@ -91,8 +91,10 @@ func NewServer(c Config) *HTTPServer {
 		}
 		return nil
 	}
+	// The read models are shared by the JSON routes and the pages.
+	servers, trust := NewServerModel(c.Store, c.Log), NewTrustModel(c.Store, c.Log.Named("trust-api"))
 	routes := []func(huma.API){
-		TrustRoutes(TrustOptions{Store: c.Store, Method: c.Method, PublicKey: c.PublicKey, Reviews: c.Store, Tokens: c.Tokens, Log: c.Log.Named("trust-api")}),
+		TrustRoutes(TrustOptions{Store: c.Store, Method: c.Method, PublicKey: c.PublicKey, Reviews: c.Store, Tokens: c.Tokens, Log: c.Log.Named("trust-api"), Model: trust}),
 		IncidentRoutes(IncidentOptions{Tokens: c.Tokens, Lookup: incidents.StoreLookup{Servers: c.Store, Incidents: c.Store}, Publish: c.Publish,
 			Store: c.Store, Log: c.Log.Named("incidents-api")}),
 		BurstRoutes(BurstOptions{Store: c.Store, Log: c.Log}),
@@ -101,8 +103,8 @@ func NewServer(c Config) *HTTPServer {
 		ExportRoutes(ExportOptions{Store: c.Store, Log: c.Log}),
 	}
 	reg, _ := c.Registry.(*prometheus.Registry)
-	s.Handler, s.API = New(Options{Store: c.Store, Log: c.Log, Registry: reg, Ready: ready, Routes: routes})
-	s.Handler = pages.New(pages.Options{Store: c.Store, Index: idx, Sponsors: c.Sponsors, Method: c.Method, Log: c.Log.Named("pages")}).Mount(s.Handler)
+	s.Handler, s.API = New(Options{Store: c.Store, Log: c.Log, Registry: reg, Ready: ready, Routes: routes, Servers: servers})
+	s.Handler = pages.New(PagesOptions(c.Store, idx, servers, trust, c.Sponsors, c.Method, c.Log.Named("pages"))).Mount(s.Handler)
 	return s
 }
 

@@ -45,10 +45,33 @@ func (p *Pages) home(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	v.PublicationID, v.Servers = snap.PublicationID, snap.Len()
-	for i, d := range snap.Leaderboard(cat, LeaderboardRows) {
-		v.Rows = append(v.Rows, rowOf(i+1, d, 0))
-	}
+	v.Rows = p.leaderboard(snap, cat)
 	p.render(w, http.StatusOK, "home", v)
+}
+
+// leaderboard returns the snapshot's leaderboard rows for a category,
+// computed once per snapshot and category (ranking every indexed server
+// per request costs more than the page's render).
+func (p *Pages) leaderboard(snap *search.Snapshot, cat string) []listRow {
+	k := boardKey{snap.PublicationID, cat}
+	p.mu.Lock()
+	rows, ok := p.boards[k]
+	p.mu.Unlock()
+	if ok {
+		return rows
+	}
+	for i, d := range snap.Leaderboard(cat, LeaderboardRows) {
+		rows = append(rows, rowOf(i+1, d, 0))
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	for old := range p.boards {
+		if old.publication != k.publication { // a newer index replaced it
+			delete(p.boards, old)
+		}
+	}
+	p.boards[k] = rows
+	return rows
 }
 
 // validCategory accepts "" and the classifier's ids (the API's pattern is
@@ -129,10 +152,9 @@ func (p *Pages) server(w http.ResponseWriter, r *http.Request) {
 	// is the slowest, not the sum).
 	g, gctx := errgroup.WithContext(ctx)
 	g.Go(func() error { rec, recErr = p.o.Record(gctx, name); return nil })
-	g.Go(func() error { row, rowErr = p.o.Store.GetServer(gctx, name); return nil })
-	g.Go(func() (err error) {
-		events, err = p.o.Store.Events(gctx, store.EventQuery{Server: name, Limit: store.MaxEventLimit})
-		return err
+	g.Go(func() error {
+		row, events, rowErr = p.o.Server(gctx, name)
+		return nil
 	})
 	g.Go(func() (err error) { incs, err = p.o.Store.Incidents(gctx, name); return err })
 	if err := g.Wait(); err != nil {
@@ -178,6 +200,8 @@ func (p *Pages) server(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	v.Health = healthViewOf(checks, end)
+	// Newest first, on a copy: a read model's slice is shared.
+	events = append([]schema.DriftEvent(nil), events...)
 	sort.SliceStable(events, func(i, j int) bool { return events[i].ObservedAt.After(events[j].ObservedAt) })
 	v.EventCount = len(events)
 	for i, e := range events {

@@ -33,6 +33,7 @@ import (
 	"net/http"
 	"net/url"
 	"strings"
+	"sync"
 	"time"
 
 	"go.uber.org/zap"
@@ -67,6 +68,10 @@ type Options struct {
 	// Record returns a server's newest published record; nil reads
 	// Store.LatestTrustRecord (a read model may be passed instead).
 	Record func(ctx context.Context, server string) (store.TrustRecord, error)
+	// Server returns a server's latest registry entry and its drift events
+	// (store.ErrNotFound when the registry never held it); nil reads the
+	// store (StoreServer).
+	Server func(ctx context.Context, name string) (store.ServerRow, []schema.DriftEvent, error)
 	Log    *zap.Logger
 	// Timeout bounds one page's store reads (default 10 s).
 	Timeout time.Duration
@@ -75,7 +80,14 @@ type Options struct {
 // Pages renders the pages.
 type Pages struct {
 	o Options
+
+	// The leaderboard of a snapshot and category never changes (snapshots
+	// are immutable): its rows are kept, for the current publication only.
+	mu     sync.Mutex
+	boards map[boardKey][]listRow
 }
+
+type boardKey struct{ publication, category string }
 
 // New returns the pages over o.
 func New(o Options) *Pages {
@@ -88,10 +100,28 @@ func New(o Options) *Pages {
 	if o.Record == nil && o.Store != nil {
 		o.Record = o.Store.LatestTrustRecord
 	}
+	if o.Server == nil && o.Store != nil {
+		st := o.Store
+		o.Server = func(ctx context.Context, name string) (store.ServerRow, []schema.DriftEvent, error) {
+			return StoreServer(ctx, st, name)
+		}
+	}
 	if o.Timeout <= 0 {
 		o.Timeout = 10 * time.Second
 	}
-	return &Pages{o: o}
+	return &Pages{o: o, boards: map[boardKey][]listRow{}}
+}
+
+// StoreServer reads a server's latest registry entry and its drift events
+// from the store (the entry's store.ErrNotFound is returned with the
+// events, which may exist for a removed server).
+func StoreServer(ctx context.Context, st Store, name string) (store.ServerRow, []schema.DriftEvent, error) {
+	evs, err := st.Events(ctx, store.EventQuery{Server: name, Limit: store.MaxEventLimit})
+	if err != nil {
+		return store.ServerRow{}, nil, err
+	}
+	row, err := st.GetServer(ctx, name)
+	return row, evs, err
 }
 
 // Mount returns a handler that answers the pages' paths and passes every
