@@ -40,7 +40,7 @@ func init() { benchAPI = apiBench }
 // pageRate is the offered rate of the HTML page routes (bounded below the
 // JSON routes' rate: a page is several store reads and a render, and the
 // question is its latency at a rate a public site of this size sees).
-const pageRate = 200
+const pageRate = 100
 
 // benchCategories are the categories of benchDoc that the classifier
 // knows (the page refuses others).
