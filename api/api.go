@@ -30,6 +30,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 	"go.uber.org/zap"
 
+	"github.com/forum-mcp/forum/api/docs"
 	"github.com/forum-mcp/forum/schema"
 	"github.com/forum-mcp/forum/sql/store"
 )
@@ -91,6 +92,7 @@ func New(o Options) (http.Handler, huma.API) {
 	cfg.OpenAPIPath = "/openapi"
 	// Bound error answers before the schema link rewraps them.
 	cfg.Transformers = append([]huma.Transformer{boundErrors}, cfg.Transformers...)
+	cfg.DocsPath = "" // /docs is api/docs: its viewer is embedded, Huma's loads from a CDN
 	api := humago.New(mux, cfg)
 	if o.AdminAudit == nil {
 		o.AdminAudit, _ = o.Store.(store.AdminStore)
@@ -111,6 +113,7 @@ func New(o Options) (http.Handler, huma.API) {
 	for _, r := range o.Routes {
 		r(api)
 	}
+	docs.Register(mux, docs.Options{})
 	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, _ *http.Request) {
 		w.Header().Set("Content-Type", "text/plain")
 		_, _ = w.Write([]byte("ok\n"))

@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 
 	"go.uber.org/zap"
+	"golang.org/x/sync/errgroup"
 
 	"github.com/forum-mcp/forum/bus"
 	"github.com/forum-mcp/forum/internal/component"
@@ -27,7 +28,7 @@ func init() {
 	component.Register(component.Spec{
 		Name: "api", Role: component.RoleServe,
 		Out: []string{schema.TopicIncidents},
-		Doc: "the HTTP API (OpenAPI 3.1 at /openapi.json, docs at /docs) from the store; stateless, run as many as needed",
+		Doc: "the HTTP API (OpenAPI 3.1 at /openapi.json, docs at /docs, pages at /) and read-only Arrow Flight SQL (--flight-listen) from the store; stateless, run as many as needed",
 		New: func(_ context.Context, d *component.Deps) (component.Runner, error) {
 			st, ok := d.Store.(Store)
 			if !ok {
@@ -68,11 +69,21 @@ func init() {
 				}
 			}
 			srv := NewServer(c)
+			flight, err := flightRunner(d)
+			if err != nil {
+				return nil, err
+			}
 			return component.RunFunc(func(ctx context.Context) error {
 				if closeW != nil {
 					defer closeW()
 				}
-				return srv.ListenAndServe(ctx, d.Settings.Listen)
+				if flight == nil {
+					return srv.ListenAndServe(ctx, d.Settings.Listen)
+				}
+				g, gctx := errgroup.WithContext(ctx)
+				g.Go(func() error { return srv.ListenAndServe(gctx, d.Settings.Listen) })
+				g.Go(func() error { return flight(gctx) })
+				return g.Wait()
 			}), nil
 		},
 	})

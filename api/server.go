@@ -14,6 +14,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"go.uber.org/zap"
 
+	"github.com/forum-mcp/forum/api/pages"
 	"github.com/forum-mcp/forum/api/search"
 	"github.com/forum-mcp/forum/processors/incidents"
 	"github.com/forum-mcp/forum/processors/method"
@@ -94,8 +95,10 @@ func NewServer(c Config) *HTTPServer {
 		}
 		return nil
 	}
+	// The read models are shared by the JSON routes and the pages.
+	servers, trust := NewServerModel(c.Store, c.Log), NewTrustModel(c.Store, c.Log.Named("trust-api"))
 	routes := []func(huma.API){
-		TrustRoutes(TrustOptions{Store: c.Store, Method: c.Method, PublicKey: c.PublicKey, Reviews: c.Store, Tokens: c.Tokens, Log: c.Log.Named("trust-api")}),
+		TrustRoutes(TrustOptions{Store: c.Store, Method: c.Method, PublicKey: c.PublicKey, Reviews: c.Store, Tokens: c.Tokens, Log: c.Log.Named("trust-api"), Model: trust}),
 		IncidentRoutes(IncidentOptions{Tokens: c.Tokens, Lookup: incidents.StoreLookup{Servers: c.Store, Incidents: c.Store}, Publish: c.Publish,
 			Store: c.Store, Log: c.Log.Named("incidents-api")}),
 		BurstRoutes(BurstOptions{Store: c.Store, Log: c.Log}),
@@ -106,7 +109,8 @@ func NewServer(c Config) *HTTPServer {
 	}
 	reg, _ := c.Registry.(*prometheus.Registry)
 	s.Handler, s.API = New(Options{Store: c.Store, Log: c.Log, Registry: reg, Registerer: c.Registerer, Ready: ready, Routes: routes,
-		AdminAudit: c.Store})
+		AdminAudit: c.Store, Servers: servers})
+	s.Handler = pages.New(PagesOptions(c.Store, idx, servers, trust, c.Sponsors, c.Method, c.Log.Named("pages"))).Mount(s.Handler)
 	return s
 }
 

@@ -19,6 +19,7 @@ import (
 	"go.uber.org/zap/zapcore"
 	"golang.org/x/sync/errgroup"
 
+	"github.com/forum-mcp/forum/api/flightsql"
 	"github.com/forum-mcp/forum/bus"
 	"github.com/forum-mcp/forum/bus/stage"
 	"github.com/forum-mcp/forum/ingest/github"
@@ -50,6 +51,8 @@ type config struct {
 	ClickHouseDSN string
 	DuckDBMemory  string
 	Listen        string
+	FlightListen  string
+	FlightToken   string
 	LogLevel      string
 	LogFormat     string
 	Partitions    int
@@ -93,6 +96,8 @@ func (c *config) bindStore(fs *pflag.FlagSet) {
 
 func (c *config) bindAPI(fs *pflag.FlagSet) {
 	fs.StringVar(&c.Listen, "listen", envOr("FORUM_LISTEN", ":8080"), "API listen address (env FORUM_LISTEN)")
+	fs.StringVar(&c.FlightListen, "flight-listen", envOr("FORUM_FLIGHT_LISTEN", "127.0.0.1:0"), "read-only Arrow Flight SQL address (env FORUM_FLIGHT_LISTEN); default: loopback on a free port, recorded in DATA_DIR/"+flightsql.AddrFile+" for forum sql; 'off' for none")
+	fs.StringVar(&c.FlightToken, "flight-token", os.Getenv(flightsql.EnvToken), "bearer token Flight SQL clients must send (env "+flightsql.EnvToken+"); empty: one generated into DATA_DIR/"+flightsql.TokenFile+" (0600)")
 }
 
 // bindOps binds --ops-listen, for the roles without an API of their own.
@@ -161,6 +166,7 @@ func (c *config) settings() (component.Settings, error) {
 	return component.Settings{
 		MethodWeights: c.MethodWeights, SigningKey: key, AdminTokens: os.Getenv(envAdminToken),
 		PublishInterval: c.PublishInterval, Listen: c.Listen, Sponsors: splitList(os.Getenv(envSponsored)),
+		FlightListen: c.FlightListen, FlightToken: c.FlightToken,
 		Crawl: c.crawl, GitHub: c.github, ERC8004: c.erc8004,
 		Probe: component.ProbeSettings{Interval: c.probe.interval, Concurrency: c.probe.concurrency, PerHost: c.probe.perHost,
 			Timeout: c.probe.timeout, Allow: allow},

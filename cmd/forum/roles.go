@@ -131,8 +131,11 @@ incidents, search and exports — and from read models rebuilt from it, so any
 number of replicas answer alike. With --kafka-brokers it also takes incident
 intake (published on the incidents topic); without, intake answers 503.
 
-With the embedded DuckDB store the file can be opened by one process at a
-time: stop 'run' first, or use 'replay --serve'. At scale, point every
+It also serves the HTML pages (/, /servers/{name}, /method), the docs
+(/docs, offline) and read-only Arrow Flight SQL (--flight-listen, bearer
+token --flight-token). With the embedded DuckDB store the file can be opened
+by one process at a time: stop 'run' first, or use 'replay --serve'; while
+one runs, 'forum sql' queries it through its Flight SQL. At scale, point every
 replica at the shared ClickHouse and the scorer's signing key
 (FORUM_SIGNING_KEY) so /v1/keys serves it.`,
 		Args: cobra.NoArgs,

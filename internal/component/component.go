@@ -121,6 +121,11 @@ type Settings struct {
 	Listen string
 	// Sponsors are the sponsorship campaign's server names, in order.
 	Sponsors []string
+	// FlightListen is the read-only Arrow Flight SQL address of the serve
+	// role ("" or "off": none); FlightToken its bearer token ("": one
+	// generated into the data dir).
+	FlightListen string
+	FlightToken  string
 
 	Crawl   CrawlSettings
 	Probe   ProbeSettings
