@@ -42,6 +42,8 @@ var sqlTables = [][2]string{
 	{"publications", "signed publication headers (Merkle root, signature)"},
 	{"review_approvals", "admin approvals of popular-server review holds"},
 	{"dlq", "dead letters with their reason codes"},
+	{"registry_sightings", "each registry content's last sighting (versions' is_latest and status as of a time)"},
+	{"admin_audit", "every /v1/admin call, refused ones included (who, route, outcome)"},
 	{"schema_migrations", "applied store migrations"},
 	{"health_checks_v", "view: one row per check id, with observed_at_ms, observed_day"},
 	{"drift_events_v", "view: one row per event id, with observed_at_ms, observed_day"},
