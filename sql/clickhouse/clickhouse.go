@@ -649,6 +649,33 @@ func (s *Store) VersionHistory(ctx context.Context, name string) ([]store.Record
 	return out, nil
 }
 
+// VersionHistories is VersionHistory of many servers, 500 names a query
+// (store.HistoriesReader).
+func (s *Store) VersionHistories(ctx context.Context, names []string) (map[string][]store.Record, error) {
+	out := make(map[string][]store.Record, len(names))
+	for i := 0; i < len(names); i += 500 {
+		chunk := names[i:min(i+500, len(names))]
+		where := "WHERE name IN (" + strings.TrimSuffix(strings.Repeat("?, ", len(chunk)), ", ") + ")"
+		args := make([]any, 0, 2*len(chunk))
+		for range 2 {
+			for _, n := range chunk {
+				args = append(args, n)
+			}
+		}
+		err := s.query(ctx, func(rows driver.Rows) error {
+			r, err := scanHistory(rows)
+			if len(out[r.Name]) < store.MaxEventLimit { // VersionHistory's LIMIT, per server
+				out[r.Name] = append(out[r.Name], r)
+			}
+			return err
+		}, fmt.Sprintf(historyQuery, "server", where, where), args...)
+		if err != nil {
+			return nil, fmt.Errorf("clickhouse: version histories of %d servers: %w", len(chunk), err)
+		}
+	}
+	return out, nil
+}
+
 // Versions returns a server's stored contents in VersionHistory's order,
 // with the flags served from each version's most recent sighting
 // (store.ServeVersions).

@@ -12,6 +12,14 @@ type AsOfReader interface {
 	VersionHistory(ctx context.Context, name string) ([]Record, error)
 }
 
+// HistoriesReader reads many servers' version histories in one call, each
+// name's rows in VersionHistory's order. LatestAsOf uses it when the store
+// has it: one query per page of the latest view instead of one per server
+// (when the store is ahead of asOf, as in a replay, that is every server).
+type HistoriesReader interface {
+	VersionHistories(ctx context.Context, names []string) (map[string][]Record, error)
+}
+
 // LatestAsOf calls fn with every server's latest entry as of asOf, by name:
 // the latest view, except that a server whose latest content was observed
 // after asOf gets the latest-view rule applied to its versions as they
@@ -31,6 +39,20 @@ func LatestAsOf(ctx context.Context, r AsOfReader, asOf time.Time, presentOnly b
 		if err != nil {
 			return fmt.Errorf("latest view: %w", err)
 		}
+		var hists map[string][]Record
+		if hr, ok := r.(HistoriesReader); ok {
+			var need []string
+			for _, row := range rows {
+				if !(presentOnly && row.ObservedAt.Before(asOf)) && row.ObservedAt.After(asOf) {
+					need = append(need, row.Name)
+				}
+			}
+			if len(need) > 1 {
+				if hists, err = hr.VersionHistories(ctx, need); err != nil {
+					return fmt.Errorf("versions of %d servers: %w", len(need), err)
+				}
+			}
+		}
 		for _, row := range rows {
 			rec := row.Record
 			if presentOnly && row.ObservedAt.Before(asOf) {
@@ -38,9 +60,12 @@ func LatestAsOf(ctx context.Context, r AsOfReader, asOf time.Time, presentOnly b
 			}
 			if rec.ObservedAt.After(asOf) {
 				var ok bool
-				if rec, ok, err = latestOf(ctx, r, rec.Name, asOf); err != nil {
+				if hists != nil {
+					rec, ok = LatestOfHistory(hists[rec.Name], asOf)
+				} else if rec, ok, err = latestOf(ctx, r, rec.Name, asOf); err != nil {
 					return err
-				} else if !ok {
+				}
+				if !ok {
 					continue // not listed yet at asOf
 				}
 			}

@@ -22,6 +22,7 @@ import (
 	"errors"
 	"fmt"
 	"reflect"
+	"slices"
 	"sort"
 	"strings"
 	"testing"
@@ -53,6 +54,7 @@ func Run(t *testing.T, open func(t *testing.T) store.Store) {
 		{"Versions", testVersions},
 		{"VersionFlags", testVersionFlags},
 		{"VersionFlagsReversed", testVersionFlagsReversed},
+		{"VersionHistories", testVersionHistories},
 		{"Events", testEvents},
 		{"EventLastWriteWins", testEventLastWriteWins},
 		{"Snapshots", testSnapshots},
@@ -1023,3 +1025,57 @@ func testQuery(t *testing.T, s store.Store) {
 	must(t, "DLQ", err)
 	equal(t, "dlq rows after refused queries", len(got), 2)
 }
+
+// testVersionHistories: the many-server read (store.HistoriesReader) is
+// VersionHistory of each name, and LatestAsOf answers the same through it
+// as one server at a time.
+func testVersionHistories(t *testing.T, s store.Store) {
+	hr, ok := s.(store.HistoriesReader)
+	if !ok {
+		t.Fatalf("%T reads no histories in bulk (store.HistoriesReader)", s)
+	}
+	var names []string
+	for i := range 7 {
+		name := fmt.Sprintf("io.github.many/s%d", i)
+		names = append(names, name)
+		for v := range i + 1 { // server i has i+1 versions, one a day
+			latest := v == i
+			insertRecords(t, s, rec(name, fmt.Sprintf("1.%d.0", v), fmt.Sprintf("sha-%d-%d", i, v), at(time.Duration(v)*24*time.Hour), latest))
+		}
+	}
+	got, err := hr.VersionHistories(ctx(t), append(slices.Clone(names), "io.github.many/unknown"))
+	must(t, "VersionHistories", err)
+	type histReader interface {
+		VersionHistory(ctx context.Context, name string) ([]store.Record, error)
+	}
+	one := s.(histReader)
+	for _, n := range names {
+		want, err := one.VersionHistory(ctx(t), n)
+		must(t, "VersionHistory", err)
+		if !reflect.DeepEqual(got[n], want) {
+			t.Errorf("%s: VersionHistories %d rows, VersionHistory %d (or they differ)", n, len(got[n]), len(want))
+		}
+	}
+	if len(got["io.github.many/unknown"]) != 0 {
+		t.Errorf("an unknown name has history: %v", got["io.github.many/unknown"])
+	}
+	// LatestAsOf through the bulk read equals the per-server reads.
+	for _, d := range []time.Duration{0, 36 * time.Hour, 100 * time.Hour} {
+		asOf := at(d)
+		var bulk, each []string
+		must(t, "LatestAsOf", store.LatestAsOf(ctx(t), s, asOf, false, func(r store.Record) error {
+			bulk = append(bulk, r.Name+"@"+r.Version)
+			return nil
+		}))
+		must(t, "LatestAsOf", store.LatestAsOf(ctx(t), oneAtATime{s.(store.AsOfReader)}, asOf, false, func(r store.Record) error {
+			each = append(each, r.Name+"@"+r.Version)
+			return nil
+		}))
+		if !slices.Equal(bulk, each) || len(bulk) == 0 {
+			t.Errorf("as of +%s: bulk %v, one at a time %v", d, bulk, each)
+		}
+	}
+}
+
+// oneAtATime hides a store's HistoriesReader.
+type oneAtATime struct{ store.AsOfReader }
