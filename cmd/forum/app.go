@@ -383,6 +383,10 @@ func (a *app) start(ctx context.Context, g *errgroup.Group, specs []component.Sp
 	}
 	out := make([]started, 0, len(specs))
 	for _, s := range specs {
+		if !s.On(d.Settings) {
+			a.log.Debug("component off in this configuration", zap.String("component", s.Name))
+			continue
+		}
 		r, err := s.New(ctx, d)
 		if err != nil {
 			return nil, fmt.Errorf("starting %s: %w", s.Name, err)

@@ -78,8 +78,16 @@ type Spec struct {
 	// InRun: a source that `forum run` starts (the GitHub crawler needs a
 	// token and is opt-in).
 	InRun func(Settings) bool
-	New   func(ctx context.Context, d *Deps) (Runner, error)
+	// Active reports whether the settings turn the component on (nil:
+	// always). An inactive component is not started, and its group is not
+	// consumed, so its lag is no backlog (the ERC-8004 committer is off
+	// unless configured).
+	Active func(Settings) bool
+	New    func(ctx context.Context, d *Deps) (Runner, error)
 }
+
+// On reports whether the component runs under settings st.
+func (s Spec) On(st Settings) bool { return s.Active == nil || s.Active(st) }
 
 // Store is the store of the process, as every engine offers it; components
 // assert the interface they need (nil when the role has no store).

@@ -26,8 +26,9 @@ const DefaultAPIBase = "https://api.forumtrust.ai"
 func init() {
 	component.Register(component.Spec{
 		Name: Name, Role: component.RoleProcess, Group: Group, In: Topics,
-		Doc: "ERC-8004: one giveFeedback per server with an agent whose published score or band changed (off unless --erc8004-rpc-url or --erc8004-dry-run)",
-		New: New,
+		Doc:    "ERC-8004: one giveFeedback per server with an agent whose published score or band changed (off unless --erc8004-rpc-url or --erc8004-dry-run)",
+		Active: func(s component.Settings) bool { return Enabled(s.ERC8004) },
+		New:    New,
 	})
 }
 

@@ -22,7 +22,7 @@ func init() {
 			if err != nil {
 				return nil, err
 			}
-			s := &Sink{W: w, Weights: m.Weights, Log: d.Log}
+			s := &Sink{W: w, Weights: m.Weights, Log: d.Log, Times: NewWriteTimes(d.Registry)}
 			return stage.New(s.Config(d.Brokers, d.Stage))
 		},
 	})
@@ -34,7 +34,7 @@ func init() {
 			if !ok {
 				return nil, fmt.Errorf("the store %T cannot keep the processors' results", d.Store)
 			}
-			s := &ResultsSink{W: w, Log: d.Log}
+			s := &ResultsSink{W: w, Log: d.Log, Times: NewWriteTimes(d.Registry)}
 			return stage.New(s.Config(d.Brokers, d.Stage))
 		},
 	})
@@ -46,7 +46,7 @@ func init() {
 			if !ok {
 				return nil, fmt.Errorf("the store %T keeps no publications", d.Store)
 			}
-			s := &PublicationsSink{W: w, Log: d.Log}
+			s := &PublicationsSink{W: w, Log: d.Log, Times: NewWriteTimes(d.Registry)}
 			return stage.New(s.Config(d.Brokers, d.Stage))
 		},
 	})

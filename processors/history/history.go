@@ -66,6 +66,7 @@ type Sink struct {
 	W       Writer
 	Weights *method.Weights // the provenance rows' flag thresholds
 	Log     *zap.Logger
+	Times   *WriteTimes // nil: not measured
 }
 
 // input is one decoded message of any of the sink's topics.
@@ -165,28 +166,36 @@ func (s *Sink) Apply(ctx context.Context, batch []stage.Item[input]) error {
 			dlq = append(dlq, *v.dlq)
 		}
 	}
-	steps := []struct {
-		what string
-		n    int
-		f    func() error
-	}{
-		{"registry records", len(recs), func() error { return s.W.InsertRecords(ctx, recs) }},
-		{"registry loads", len(loads), func() error { return s.W.InsertRegistryLoads(ctx, loads) }},
-		{"drift events", len(evs), func() error { return s.W.InsertEvents(ctx, evs) }},
-		{"snapshots", len(snaps), func() error { return s.W.InsertSnapshots(ctx, snaps) }},
-		{"health checks", len(checks), func() error { return s.W.InsertHealthChecks(ctx, checks) }},
-		{"provenance", len(obs), func() error { return s.W.InsertProvenance(ctx, obs) }},
+	return s.Times.run([]step{
+		{"registry records", "registry_records", len(recs), func() error { return s.W.InsertRecords(ctx, recs) }},
+		{"registry loads", "registry_loads", len(loads), func() error { return s.W.InsertRegistryLoads(ctx, loads) }},
+		{"drift events", "drift_events", len(evs), func() error { return s.W.InsertEvents(ctx, evs) }},
+		{"snapshots", "snapshots", len(snaps), func() error { return s.W.InsertSnapshots(ctx, snaps) }},
+		{"health checks", "health_checks", len(checks), func() error { return s.W.InsertHealthChecks(ctx, checks) }},
+		{"provenance", "provenance", len(obs), func() error { return s.W.InsertProvenance(ctx, obs) }},
 		// The audit row first: an incident row never exists without the
 		// entry that says who entered it and why.
-		{"incident audit", len(audit), func() error { return s.W.InsertIncidentAudit(ctx, audit) }},
-		{"incidents", len(incs), func() error { return s.W.InsertIncidents(ctx, incs) }},
-		{"dead letters", len(dlq), func() error { return s.W.InsertDLQ(ctx, dlq) }},
-	}
+		{"incident audit", "incident_audit", len(audit), func() error { return s.W.InsertIncidentAudit(ctx, audit) }},
+		{"incidents", "incidents", len(incs), func() error { return s.W.InsertIncidents(ctx, incs) }},
+		{"dead letters", "dlq", len(dlq), func() error { return s.W.InsertDLQ(ctx, dlq) }},
+	})
+}
+
+// step is one table's insert of a sink batch.
+type step struct {
+	what, table string
+	n           int
+	f           func() error
+}
+
+// run does the steps that have rows, in order, each timed; the first error
+// ends the batch (nothing is committed, so it is redelivered whole).
+func (w *WriteTimes) run(steps []step) error {
 	for _, st := range steps {
 		if st.n == 0 {
 			continue
 		}
-		if err := st.f(); err != nil {
+		if err := w.timed(st.table, st.f); err != nil {
 			return fmt.Errorf("storing %s: %w", st.what, err)
 		}
 	}

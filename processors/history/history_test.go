@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
 	"github.com/segmentio/kafka-go"
 
 	"github.com/forum-mcp/forum/bus/stage"
@@ -92,7 +93,8 @@ func TestBadMessagesBecomeDeadLetters(t *testing.T) {
 		{Topic: schema.TopicHealthChecks, Partition: 2, Offset: 10, Value: []byte("\xff\xfe")},
 		{Topic: schema.TopicDLQ, Partition: 0, Offset: 11, Value: []byte(`not json`)},
 	}
-	sink := &history.Sink{W: s, Weights: method.Embedded().Weights}
+	reg := prometheus.NewRegistry()
+	sink := &history.Sink{W: s, Weights: method.Embedded().Weights, Times: history.NewWriteTimes(reg)}
 	cfg := sink.Config(nil, nil)
 	// Dead letters come back on the dlq topic and are stored by the sink.
 	storeDead := func(ctx context.Context, dead []kafka.Message) error {
@@ -128,10 +130,43 @@ func TestBadMessagesBecomeDeadLetters(t *testing.T) {
 	if _, err := s.GetServer(ctx, "io.example/a"); err != nil {
 		t.Errorf("the good record is not in the latest view: %v", err)
 	}
+	// forum_store_write_seconds{table}: one observation per insert that had
+	// rows (two deliveries; the dead letters stored once per delivery).
+	// A second sink on the same registry shares the histogram.
+	if history.NewWriteTimes(reg) == nil {
+		t.Error("a second sink could not share forum_store_write_seconds")
+	}
+	for table, n := range map[string]int{"registry_records": 2, "health_checks": 2, "dlq": 2, "provenance": 0} {
+		if got := histCount(t, reg, table); got != n {
+			t.Errorf("forum_store_write_seconds{table=%q}: %d observations, want %d", table, got, n)
+		}
+	}
 	if hs, _ := s.LatestHealth(ctx, "io.example/a"); len(hs) != 1 {
 		t.Errorf("health check not stored: %v", hs)
 	}
 	if ok, err := s.SnapshotLoaded(ctx, "s1"); err != nil || !ok {
 		t.Errorf("the snapshot's end did not record its load: %v %v", ok, err)
 	}
+}
+
+// histCount is the observation count of forum_store_write_seconds{table}.
+func histCount(t *testing.T, g prometheus.Gatherer, table string) int {
+	t.Helper()
+	mfs, err := g.Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, mf := range mfs {
+		if mf.GetName() != "forum_store_write_seconds" {
+			continue
+		}
+		for _, m := range mf.GetMetric() {
+			for _, l := range m.GetLabel() {
+				if l.GetName() == "table" && l.GetValue() == table {
+					return int(m.GetHistogram().GetSampleCount())
+				}
+			}
+		}
+	}
+	return 0
 }

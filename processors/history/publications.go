@@ -35,8 +35,9 @@ type PublicationsSink struct {
 	W PublicationsWriter
 	// Wait bounds how long a header waits for its records before the batch
 	// fails and comes again (default 2 min).
-	Wait time.Duration
-	Log  *zap.Logger
+	Wait  time.Duration
+	Log   *zap.Logger
+	Times *WriteTimes // nil: not measured
 }
 
 // DecodePublication reads a trust.publications message.
@@ -72,7 +73,7 @@ func (s *PublicationsSink) Apply(ctx context.Context, batch []stage.Item[schema.
 		}
 		row := store.Publication{ID: p.ID, MethodVersion: p.MethodVersion, WeightsSHA256: p.WeightsSHA256, RecordCount: p.RecordCount,
 			MerkleRoot: p.MerkleRoot, Signature: p.Signature, KeyID: p.KeyID, ComputedAt: p.ComputedAt.UTC()}
-		if err := s.W.InsertPublication(ctx, row); err != nil {
+		if err := s.Times.timed("publications", func() error { return s.W.InsertPublication(ctx, row) }); err != nil {
 			return fmt.Errorf("storing publication %s: %w", p.ID, err)
 		}
 	}

@@ -2,7 +2,6 @@ package history
 
 import (
 	"context"
-	"fmt"
 	"time"
 
 	"github.com/segmentio/kafka-go"
@@ -35,8 +34,9 @@ type ResultsWriter interface {
 
 // ResultsSink stores the processors' conclusions.
 type ResultsSink struct {
-	W   ResultsWriter
-	Log *zap.Logger
+	W     ResultsWriter
+	Log   *zap.Logger
+	Times *WriteTimes // nil: not measured
 }
 
 type result struct {
@@ -141,27 +141,14 @@ func (s *ResultsSink) Apply(ctx context.Context, batch []stage.Item[result]) err
 			recs = append(recs, TrustRecordOf(v.record))
 		}
 	}
-	steps := []struct {
-		what string
-		n    int
-		f    func() error
-	}{
-		{"drift states", len(drifts), func() error { return s.W.InsertDriftStates(ctx, drifts) }},
-		{"incident states", len(incs), func() error { return s.W.InsertIncidentStates(ctx, incs) }},
-		{"owner bursts", len(bursts), func() error { return s.W.InsertOwnerBursts(ctx, bursts) }},
-		{"provenance signals", len(provs), func() error { return s.W.InsertProvenanceSignals(ctx, provs) }},
-		{"base rates", len(gates), func() error { return s.W.InsertBaseRates(ctx, rates, gates) }},
-		{"trust records", len(recs), func() error { return s.W.InsertTrustRecords(ctx, recs) }},
-	}
-	for _, st := range steps {
-		if st.n == 0 {
-			continue
-		}
-		if err := st.f(); err != nil {
-			return fmt.Errorf("storing %s: %w", st.what, err)
-		}
-	}
-	return nil
+	return s.Times.run([]step{
+		{"drift states", "drift_states", len(drifts), func() error { return s.W.InsertDriftStates(ctx, drifts) }},
+		{"incident states", "incident_states", len(incs), func() error { return s.W.InsertIncidentStates(ctx, incs) }},
+		{"owner bursts", "owner_bursts", len(bursts), func() error { return s.W.InsertOwnerBursts(ctx, bursts) }},
+		{"provenance signals", "provenance_signals", len(provs), func() error { return s.W.InsertProvenanceSignals(ctx, provs) }},
+		{"base rates", "base_rates", len(gates), func() error { return s.W.InsertBaseRates(ctx, rates, gates) }},
+		{"trust records", "trust_records", len(recs), func() error { return s.W.InsertTrustRecords(ctx, recs) }},
+	})
 }
 
 // Config returns the sink's shape for bus/stage.

@@ -143,15 +143,7 @@ func (s *Stage) WatchLoaded(ctx context.Context) {
 	t := time.NewTicker(250 * time.Millisecond)
 	defer t.Stop()
 	for !s.state.Loaded() {
-		lag, err := bus.Lag(ctx, s.brokers, Group, Topics)
-		if err == nil && lag == 0 {
-			s.state.MarkLoaded()
-			if s.out != nil {
-				if err := s.out.Mark(ctx, s.last, true); err != nil {
-					s.log.Warn("incidents: loaded marker", zap.Error(err))
-					continue
-				}
-			}
+		if s.tryLoaded(ctx) {
 			s.log.Info("incident feed loaded")
 			return
 		}
@@ -161,6 +153,24 @@ func (s *Stage) WatchLoaded(ctx context.Context) {
 		case <-t.C:
 		}
 	}
+}
+
+// tryLoaded marks the state loaded if the group has no lag. The marker goes
+// out before the state says loaded, so whoever waits on Loaded (a test, a
+// shutdown) finds it on the topic; a failed write is tried on the next tick.
+func (s *Stage) tryLoaded(ctx context.Context) bool {
+	lag, err := bus.Lag(ctx, s.brokers, Group, Topics)
+	if err != nil || lag != 0 {
+		return false
+	}
+	if s.out != nil {
+		if err := s.out.Mark(ctx, s.last, true); err != nil {
+			s.log.Warn("incidents: loaded marker", zap.Error(err))
+			return false
+		}
+	}
+	s.state.MarkLoaded()
+	return true
 }
 
 // Publisher writes messages on the topic (admin API, file loader).

@@ -238,7 +238,7 @@ func (s *scenario) lag(ctx context.Context) (int64, error) {
 	for _, c := range component.List(component.RoleProcess) {
 		// The ERC-8004 committer is off unless configured (it is here): its
 		// group never consumes.
-		if c.Group == "" || len(c.In) == 0 || c.Name == "erc8004" {
+		if c.Group == "" || len(c.In) == 0 || !c.On(component.Settings{}) {
 			continue
 		}
 		l, err := bus.Lag(ctx, []string{s.e.svc.brokers()}, c.Group, c.In)
