@@ -19,9 +19,15 @@
 // sum of its terms' single-term bm25 (bit for bit, in query order), so each
 // term's postings — rows, their bm25 share, and the rows holding it in name
 // or title — are read from FTS5 once per snapshot and cached (bounded; the
-// PrewarmTerms most frequent words at Build), and a query sums them in Go.
-// Search equals the per-request SQL ranking it replaced (searchSQL, kept as
-// the reference a test compares it with).
+// PrewarmTerms most frequent words at Build), and a query sums them in Go,
+// leaving out before the selection the rows that cannot reach the
+// candidates (a floor proved from one term's own postings). A query's answer
+// depends on its terms and the snapshot only, so it is kept in the
+// snapshot's result cache (keyed by the parsed terms, bounded by the rows it
+// holds; a swap brings a new snapshot with an empty one), and the sponsored
+// slot is decided per request from the cached candidate boundary. Search
+// equals the per-request SQL ranking it replaced (searchSQL, kept as the
+// reference tests compare it with, cached and uncached).
 //
 // Final rank (SPEC §6): 0.5·relevance + 0.15·coverage + 0.25·ns_match +
 // 0.3·score/100, then × toolfinder.RankMultiplier (flagged × 0.5, last check
@@ -53,6 +59,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -154,6 +161,7 @@ type Snapshot struct {
 	labelSeq      []int32          // the docs' namespace labels as ids, meta[i].labels indexes it
 	labelIDs      map[string]int32 // namespace label → id
 	terms         termCache
+	queries       queryCache // answers by query terms (Search)
 }
 
 // docMeta is what the final rank reads of a document, precomputed: a
@@ -471,6 +479,10 @@ type Index struct {
 	// Grace is how long a replaced snapshot stays open for queries that
 	// already hold it (default 30 s).
 	Grace time.Duration
+	// NoResultCache ranks every query afresh instead of answering a
+	// repeated one from the snapshot's result cache (the answers are the
+	// same): the benchmark measures both.
+	NoResultCache bool
 }
 
 // Current returns the snapshot in use, or nil before the first Swap.
@@ -496,7 +508,7 @@ func (x *Index) Search(ctx context.Context, q string, limit int, sponsors []stri
 	if s == nil {
 		return Response{}, ErrNotReady
 	}
-	return s.Search(ctx, q, limit, sponsors)
+	return s.search(ctx, q, limit, sponsors, !x.NoResultCache)
 }
 
 // Search ranks the matches of q; sponsors are the campaign's server names in
@@ -510,7 +522,18 @@ func (x *Index) Search(ctx context.Context, q string, limit int, sponsors []stri
 // postings (rowid, ci) and its name/title rows are read from FTS5 once per
 // snapshot and cached (termCache); a query sums, keeps the MaxCandidates
 // best (bm25, then rowid, as ORDER BY b, rowid LIMIT did), and ranks those.
+//
+// A query's ranking depends on its terms and the snapshot only, so it is
+// computed once per snapshot (rank) and kept in the snapshot's result
+// cache, keyed by the parsed terms: a new publication is a new snapshot
+// with an empty cache, so a swap invalidates it. The campaign is not part
+// of the key: the sponsored entry is decided per request from the cached
+// candidate boundary (sponsoredOf).
 func (s *Snapshot) Search(ctx context.Context, q string, limit int, sponsors []string) (Response, error) {
+	return s.search(ctx, q, limit, sponsors, true)
+}
+
+func (s *Snapshot) search(ctx context.Context, q string, limit int, sponsors []string, cache bool) (Response, error) {
 	terms, err := ParseQuery(q)
 	if err != nil {
 		return Response{}, err
@@ -521,20 +544,145 @@ func (s *Snapshot) Search(ctx context.Context, q string, limit int, sponsors []s
 	if limit > MaxLimit {
 		limit = MaxLimit
 	}
+	key := strings.Join(terms, " ") // terms are alphanumeric: the join is unambiguous
+	var qr *queryResult
+	if cache {
+		qr = s.queries.get(key)
+	}
+	if qr == nil {
+		if qr, err = s.rank(ctx, terms); err != nil {
+			return Response{}, err
+		}
+		if cache {
+			s.queries.put(key, qr)
+		}
+	}
+	resp := Response{PublicationID: s.PublicationID, Terms: terms, Total: qr.total, Results: []Result{}, Sponsored: []Result{}}
+	if qr.total == 0 {
+		return resp, nil
+	}
+	top := qr.top[:min(limit, len(qr.top))]
+	resp.Results = make([]Result, len(top))
+	for i, h := range top {
+		resp.Results[i] = s.result(h, len(terms))
+	}
+	if len(sponsors) > 0 {
+		if resp.Sponsored, err = s.sponsoredOf(ctx, terms, qr, sponsors); err != nil {
+			return Response{}, err
+		}
+	}
+	return resp, nil
+}
+
+// queryResult is what a query's answer is made of, for any limit and any
+// campaign: immutable once cached.
+type queryResult struct {
+	total int     // candidates: min(matches, MaxCandidates)
+	best  float64 // the best −bm25: relevance is relative to it
+	last  scored  // the last candidate by (−bm25 desc, rowid): a match is a candidate iff it is not after it
+	top   []hit   // the first MaxLimit candidates in the final order
+}
+
+// hit is one ranked row, compact (the cache holds up to MaxLimit per
+// query); the multiplier and the score are the doc's (docMeta).
+type hit struct {
+	rel, rank float64
+	id        int32
+	cov       uint8 // query terms in name or title
+	ns        bool
+}
+
+func (s *Snapshot) result(h hit, nterms int) Result {
+	m := &s.meta[h.id-1]
+	r := Result{Doc: s.docs[h.id-1], Relevance: h.rel, Coverage: float64(h.cov) / float64(nterms), Multiplier: m.mult, Rank: h.rank}
+	if h.ns {
+		r.NSMatch = 1
+	}
+	return r
+}
+
+// ranker computes the final rank of rows of one query.
+type ranker struct {
+	s          *Snapshot
+	posts      []*termPostings
+	best       float64
+	termLabels [MaxTerms]int32 // the query's terms that name a namespace label, as label ids
+	nl         int
+}
+
+func (s *Snapshot) newRanker(terms []string, posts []*termPostings, best float64) *ranker {
+	rk := &ranker{s: s, posts: posts, best: best}
+	for _, t := range terms {
+		if id, ok := s.labelIDs[t]; ok {
+			rk.termLabels[rk.nl] = id
+			rk.nl++
+		}
+	}
+	return rk
+}
+
+// row ranks rowid id whose −bm25 sum is sum (SPEC §6, as searchSQL does).
+func (rk *ranker) row(id int32, sum float64) hit {
+	m := &rk.s.meta[id-1]
+	h := hit{id: id}
+	if rk.best > 0 {
+		h.rel = math.Min(1, math.Max(0, sum/rk.best))
+	}
+	for _, p := range rk.posts {
+		if p.inNameTitle(id) {
+			h.cov++
+		}
+	}
+	var ns float64
+	if rk.nl > 0 {
+	labels:
+		for _, l := range rk.s.labelSeq[m.labels[0]:m.labels[1]] {
+			for _, t := range rk.termLabels[:rk.nl] {
+				if t == l {
+					h.ns, ns = true, 1
+					break labels
+				}
+			}
+		}
+	}
+	cov := float64(h.cov) / float64(len(rk.posts))
+	h.rank = (WRelevance*h.rel + WCoverage*cov + WNamespace*ns + WScore*m.score/100) * m.mult
+	return h
+}
+
+// rank computes a query's answer: the MaxCandidates best rows by −bm25 sum
+// and the first MaxLimit of them by the final rank.
+//
+// Not every match is scored against the candidates' boundary: a row's sum
+// is at least each of its terms' shares (positive floats added in order
+// never decrease), so a term holding MaxCandidates rows or more proves that
+// many rows sum to at least its MaxCandidates-th best share. That share
+// (the largest over the terms) is a floor under the last candidate's sum,
+// and rows below it are dropped before the selection: usually most of the
+// matches of a query of common words. The selection over what is left is
+// exact, so the candidates are the same.
+func (s *Snapshot) rank(ctx context.Context, terms []string) (*queryResult, error) {
 	posts := make([]*termPostings, len(terms))
 	for i, t := range terms {
+		var err error
 		if posts[i], err = s.postings(ctx, t); err != nil {
-			return Response{}, err
+			return nil, err
 		}
 	}
 	sc := scratchPool.Get().(*scratch)
 	defer scratchPool.Put(sc)
-	var cands []scored // the candidates and their −bm25
-	var best float64   // the best −bm25: relevance is relative to it
+	var cands []scored
+	var best float64
 	if len(posts) == 1 {
 		// One term: its best rows, kept when its postings were read.
 		cands, best = posts[0].top, posts[0].topBest
 	} else {
+		var floor float64
+		for _, p := range posts {
+			if len(p.top) == MaxCandidates {
+				floor = max(floor, p.topFloor)
+			}
+		}
 		sc.reset(len(s.docs) + 1)
 		for _, p := range posts { // query order: the sum's order is FTS5's
 			for j, id := range p.ids {
@@ -545,113 +693,124 @@ func (s *Snapshot) Search(ctx context.Context, q string, limit int, sponsors []s
 				sc.acc[id] += p.score[j]
 			}
 		}
-		cands, best = sc.best(MaxCandidates)
+		cands, best = sc.best(MaxCandidates, floor)
 	}
-	resp := Response{PublicationID: s.PublicationID, Terms: terms, Total: len(cands), Results: []Result{}, Sponsored: []Result{}}
+	qr := &queryResult{total: len(cands), best: best}
 	if len(cands) == 0 {
-		return resp, nil
+		return qr, nil
 	}
-	result := func(r rankedRow) Result {
-		return Result{Doc: s.docs[r.id-1], Relevance: r.rel, Coverage: r.cov, NSMatch: r.ns, Multiplier: r.mult, Rank: r.rank}
-	}
-	// A one-term query's ranking depends on the term and the snapshot
-	// only: its first MaxLimit rows are kept with the postings.
-	if len(posts) == 1 && len(sponsors) == 0 {
-		if top := posts[0].ranked.Load(); top != nil {
-			resp.Results = make([]Result, min(limit, len(*top)))
-			for i := range resp.Results {
-				resp.Results[i] = result((*top)[i])
-			}
-			return resp, nil
+	qr.last = cands[0]
+	for _, c := range cands[1:] {
+		if qr.last.before(c) {
+			qr.last = c
 		}
 	}
-	// The query's terms as namespace-label ids (-1: names no label).
-	var termLabels [MaxTerms]int32
-	nl := 0 // the terms that name a label: most queries name none
-	for _, t := range terms {
-		if id, ok := s.labelIDs[t]; ok {
-			termLabels[nl] = id
-			nl++
-		}
-	}
-	ranked := sc.ranked[:0]
+	rk := s.newRanker(terms, posts, best)
+	hits := sc.hits[:0]
 	for _, c := range cands {
-		id := c.id
-		m := &s.meta[id-1]
-		r := rankedRow{id: id}
-		if best > 0 {
-			r.rel = math.Min(1, math.Max(0, c.s/best))
-		}
-		n := 0
-		for _, p := range posts {
-			if p.inNameTitle(id) {
-				n++
-			}
-		}
-		r.cov = float64(n) / float64(len(terms))
-		if nl > 0 {
-		labels:
-			for _, l := range s.labelSeq[m.labels[0]:m.labels[1]] {
-				for _, t := range termLabels[:nl] {
-					if t == l {
-						r.ns = 1
-						break labels
-					}
-				}
-			}
-		}
-		r.mult = m.mult
-		r.rank = (WRelevance*r.rel + WCoverage*r.cov + WNamespace*r.ns + WScore*m.score/100) * r.mult
-		ranked = append(ranked, r)
+		hits = append(hits, rk.row(c.id, c.s))
 	}
-	sc.ranked = ranked
-	if len(sponsors) > 0 {
-		// toolfinder.Sponsored looks matches up by name: their order does
-		// not matter, so this runs before the partial sort below.
-		rk := make([]toolfinder.Ranked, len(ranked))
-		at := make(map[string]int, len(ranked))
-		for i, r := range ranked {
-			d := &s.docs[r.id-1]
-			rk[i] = d.ranked()
-			at[d.Name] = i
-		}
-		for _, sp := range toolfinder.Sponsored(rk, sponsors) {
-			resp.Sponsored = append(resp.Sponsored, result(ranked[at[sp.Name]]))
-		}
-	}
+	sc.hits = hits
 	// Names are unique, so (rank desc, name asc) is a total order: the
-	// first limit rows under it are the reference's stable sort's.
-	before := func(a, b rankedRow) bool {
+	// first MaxLimit rows under it are the reference's stable sort's.
+	before := func(a, b hit) bool {
 		if a.rank != b.rank {
 			return a.rank > b.rank
 		}
 		return s.docs[a.id-1].Name < s.docs[b.id-1].Name
 	}
-	n := min(limit, len(ranked))
-	if len(posts) == 1 {
-		n = min(MaxLimit, len(ranked)) // kept for the term's next queries
-	}
-	top := ranked
-	if len(top) > n {
-		selectK(top, n, before)
-		top = top[:n]
+	top := hits
+	if len(top) > MaxLimit {
+		selectK(top, MaxLimit, before)
+		top = top[:MaxLimit]
 	}
 	sort.Slice(top, func(i, j int) bool { return before(top[i], top[j]) })
-	if len(posts) == 1 {
-		keep := append([]rankedRow(nil), top...)
-		posts[0].ranked.Store(&keep)
-		top = top[:min(limit, len(top))]
-	}
-	resp.Results = make([]Result, len(top))
-	for i := range top {
-		resp.Results[i] = result(top[i])
-	}
-	return resp, nil
+	qr.top = append([]hit(nil), top...)
+	return qr, nil
 }
 
-type rankedRow struct {
-	id                       int32
-	rel, cov, ns, mult, rank float64
+// sponsoredOf is toolfinder.Sponsored over the query's candidates, asked
+// only about the campaign's servers: a campaign server is a candidate when
+// it matches a term and its (sum, rowid) is not after the last candidate's.
+// Its sum is recomputed as rank summed it (0 + each term's share, in query
+// order), so the comparison is exact.
+func (s *Snapshot) sponsoredOf(ctx context.Context, terms []string, qr *queryResult, sponsors []string) ([]Result, error) {
+	posts := make([]*termPostings, len(terms))
+	for i, t := range terms {
+		var err error
+		if posts[i], err = s.postings(ctx, t); err != nil {
+			return nil, err
+		}
+	}
+	var rk []toolfinder.Ranked
+	var rows []scored
+	for _, name := range sponsors {
+		i, ok := s.byName[name]
+		if !ok {
+			continue
+		}
+		id := int32(i + 1)
+		var sum float64
+		matched := false
+		for _, p := range posts {
+			if j, ok := slices.BinarySearch(p.ids, id); ok {
+				sum += p.score[j]
+				matched = true
+			}
+		}
+		if c := (scored{sum, id}); matched && !qr.last.before(c) {
+			rk = append(rk, s.docs[i].ranked())
+			rows = append(rows, c)
+		}
+	}
+	out := []Result{}
+	if len(rk) == 0 {
+		return out, nil
+	}
+	r := s.newRanker(terms, posts, qr.best)
+	for _, sp := range toolfinder.Sponsored(rk, sponsors) {
+		for k := range rk {
+			if rk[k].Name == sp.Name {
+				out = append(out, s.result(r.row(rows[k].id, rows[k].s), len(terms)))
+				break
+			}
+		}
+	}
+	return out, nil
+}
+
+// queryCache holds queries' answers, bounded by the rows it holds: two
+// generations, the older dropped when the newer fills, so the queries
+// asked again and again stay while a burst of one-off ones passes through.
+type queryCache struct {
+	mu        sync.RWMutex
+	cur, prev map[string]*queryResult
+	rows      int // hits held by cur
+}
+
+// maxCachedHits bounds a generation: ~12 MB of hits (24 bytes each).
+const maxCachedHits = 1 << 19
+
+func (c *queryCache) get(key string) *queryResult {
+	c.mu.RLock()
+	qr := c.cur[key]
+	if qr == nil {
+		qr = c.prev[key]
+	}
+	c.mu.RUnlock()
+	return qr
+}
+
+func (c *queryCache) put(key string, qr *queryResult) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.cur == nil || c.rows+len(qr.top)+1 > maxCachedHits {
+		c.prev, c.cur, c.rows = c.cur, map[string]*queryResult{}, 0
+	}
+	if _, ok := c.cur[key]; !ok {
+		c.cur[key] = qr
+		c.rows += len(qr.top) + 1
+	}
 }
 
 // scratch is one query's working memory, pooled: dense per-rowid sums.
@@ -660,7 +819,7 @@ type scratch struct {
 	seen    []bool
 	touched []int32
 	pairs   []scored
-	ranked  []rankedRow
+	hits    []hit
 }
 
 var scratchPool = sync.Pool{New: func() any { return &scratch{} }}
@@ -679,10 +838,14 @@ func (sc *scratch) reset(n int) {
 
 // best returns the k touched rowids of highest sum (ties: lower rowid), in
 // no particular order (the final rank orders them), and the highest sum.
-func (sc *scratch) best(k int) ([]scored, float64) {
+// floor is at most the k-th highest sum (0: unknown): rows below it are not
+// among the k and are left out of the selection.
+func (sc *scratch) best(k int, floor float64) ([]scored, float64) {
 	ps := sc.pairs[:0]
 	for _, id := range sc.touched {
-		ps = append(ps, scored{sc.acc[id], id})
+		if a := sc.acc[id]; a >= floor {
+			ps = append(ps, scored{a, id})
+		}
 	}
 	sc.pairs = ps
 	if len(ps) > k {
@@ -799,9 +962,9 @@ type termPostings struct {
 	nt      []uint64  // bitset by rowid: the term is in name or title
 	top     []scored  // the MaxCandidates best rows of the term alone
 	topBest float64   // the best score
-	// ranked is the one-term query's final order, its first MaxLimit
-	// rows, once a query computed it.
-	ranked atomic.Pointer[[]rankedRow]
+	// topFloor is the lowest score in top: when top is full, at least
+	// MaxCandidates rows of any query holding the term sum to this or more.
+	topFloor float64
 }
 
 // scoreOf returns a dense by-rowid copy of the scores in buf (zero where
@@ -878,8 +1041,14 @@ func (s *Snapshot) postings(ctx context.Context, term string) (*termPostings, er
 		return nil, fmt.Errorf("search: %w", err)
 	}
 	sc := &scratch{acc: p.scoreOf(nil, len(s.docs)+1), touched: append([]int32(nil), p.ids...)}
-	top, best := sc.best(MaxCandidates)
+	top, best := sc.best(MaxCandidates, 0)
 	p.top, p.topBest = append([]scored(nil), top...), best
+	if len(p.top) > 0 {
+		p.topFloor = p.top[0].s
+		for _, c := range p.top[1:] {
+			p.topFloor = min(p.topFloor, c.s)
+		}
+	}
 	s.terms.mu.Lock()
 	defer s.terms.mu.Unlock()
 	if q := s.terms.m[term]; q != nil { // a concurrent query read it first
