@@ -4,7 +4,6 @@ import (
 	"encoding/base64"
 	"net/url"
 	"regexp"
-	"sort"
 	"strings"
 	"unicode"
 )
@@ -464,39 +463,16 @@ var commandParam = map[string]bool{
 var reShellContext = regexp.MustCompile(`(?i)\b(shell|bash|zsh|sh|terminal|console|powershell|cmd\.exe|subprocess|system\s+command|command[- ]line|cli\s+command|execute[sd]?|exec|run\s+(a\s+|the\s+|any\s+)?command)\b`)
 
 // scanSchema finds parameters that carry raw shell/command strings. schema
-// is t.InputSchema decoded (decodeSchema); only an object has parameters.
-func scanSchema(t Tool, schema any) []Finding {
-	s, ok := schema.(map[string]any)
-	if !ok {
-		return nil
-	}
-	props, _ := s["properties"].(map[string]any)
-	names := make([]string, 0, len(props))
-	for k := range props {
-		names = append(names, k)
-	}
-	sort.Strings(names)
+// is t.InputSchema decoded (decodeSchemaView): the command-like properties
+// of its top-level object, by name.
+func scanSchema(t Tool, schema *schemaView) []Finding {
 	var out []Finding
-	for _, name := range names {
-		p, _ := props[name].(map[string]any)
-		norm := strings.ToLower(strings.ReplaceAll(name, "-", "_"))
-		if !commandParam[norm] && !commandParam[strings.ReplaceAll(norm, "_", "")] {
-			continue
+	for _, p := range schema.params {
+		if p.constrained {
+			continue // a typed, enumerated or constant parameter is not a raw string
 		}
-		if p != nil {
-			if typ, ok := p["type"].(string); ok && typ != "string" {
-				continue
-			}
-			if _, ok := p["enum"]; ok {
-				continue // a fixed set of commands is not a raw string
-			}
-			if _, ok := p["const"]; ok {
-				continue
-			}
-		}
-		desc, _ := p["description"].(string)
-		ctx := t.Name + " " + t.Description + " " + desc
-		ev := snippetOf("parameter " + name + ": " + desc)
+		ctx := t.Name + " " + t.Description + " " + p.desc
+		ev := snippetOf("parameter " + p.name + ": " + p.desc)
 		if reShellContext.MatchString(ctx) {
 			out = append(out, Finding{Class: ClassCommandInject, Severity: High, RuleID: "CI-001", Evidence: ev})
 		} else {
