@@ -90,16 +90,17 @@ var kwIndex = func() (idx [256][]kwEntry) {
 	return idx
 }()
 
-// present returns the sets with a word in low (lower-cased text), in one
-// pass; all sets when prefilters are off.
-func (v *view) present(low string) kwSet {
+// present returns the sets with a word in text, compared with its ASCII
+// letters lower-cased (the keywords are lower-case), in one pass without a
+// lower-cased copy; all sets when prefilters are off.
+func (v *view) present(text string) kwSet {
 	if v.all {
 		return setAll
 	}
 	var m kwSet
-	for i := 0; i < len(low); i++ {
-		for _, e := range kwIndex[low[i]] {
-			if m&e.sets != e.sets && strings.HasPrefix(low[i:], e.word) {
+	for i := 0; i < len(text); i++ {
+		for _, e := range kwIndex[lowerASCII(text[i])] {
+			if m&e.sets != e.sets && hasPrefixFold(text[i:], e.word) {
 				m |= e.sets
 			}
 		}
@@ -107,27 +108,44 @@ func (v *view) present(low string) kwSet {
 	return m
 }
 
+func lowerASCII(c byte) byte {
+	if 'A' <= c && c <= 'Z' {
+		return c + 'a' - 'A'
+	}
+	return c
+}
+
+// hasPrefixFold: s starts with word (lower-case) once s's ASCII letters are
+// lower-cased.
+func hasPrefixFold(s, word string) bool {
+	if len(s) < len(word) {
+		return false
+	}
+	for k := 1; k < len(word); k++ { // the first byte is the index's
+		if lowerASCII(s[k]) != word[k] {
+			return false
+		}
+	}
+	return true
+}
+
 // has reports whether m has a word of every set in req.
 func (m kwSet) has(req kwSet) bool { return m&req == req }
 
 // view is what the prefilters read of one text, computed in one pass.
 type view struct {
-	low   string // text with ASCII letters lower-cased: same length, same offsets
-	all   bool   // prefilters off (see above)
-	ascii bool   // no byte >= 0x80: no invisible or bidi character
-	b64   bool   // a run of >= 40 bytes of the base64 alphabet (reBase64 can match)
+	all   bool // prefilters off (see above)
+	ascii bool // no byte >= 0x80: no invisible or bidi character
+	b64   bool // a run of >= 40 bytes of the base64 alphabet (reBase64 can match)
 }
 
 func newView(text string) view {
-	v := view{low: text, ascii: true}
-	upper, run := false, 0
+	v := view{ascii: true}
+	run := 0
 	for i := 0; i < len(text); i++ {
 		c := text[i]
 		switch {
-		case 'A' <= c && c <= 'Z':
-			upper = true
-			run++
-		case 'a' <= c && c <= 'z', '0' <= c && c <= '9', c == '+', c == '/':
+		case 'A' <= c && c <= 'Z', 'a' <= c && c <= 'z', '0' <= c && c <= '9', c == '+', c == '/':
 			run++
 		default:
 			run = 0
@@ -142,18 +160,6 @@ func newView(text string) view {
 	if !v.ascii {
 		v.all = strings.Contains(text, "\u0130") || strings.Contains(text, "\u0131") ||
 			strings.Contains(text, "\u017f") || strings.Contains(text, "\u212a")
-	}
-	if upper {
-		var b strings.Builder
-		b.Grow(len(text))
-		for i := 0; i < len(text); i++ {
-			c := text[i]
-			if 'A' <= c && c <= 'Z' {
-				c += 'a' - 'A'
-			}
-			b.WriteByte(c)
-		}
-		v.low = b.String()
 	}
 	return v
 }

@@ -96,7 +96,7 @@ func scanText(text, tool string) []Finding {
 		out = append(out, Finding{Class: class, Severity: sev, RuleID: rule, Evidence: snippet(text, start, end)})
 	}
 	v := newView(text)
-	kw := v.present(v.low)
+	kw := v.present(text)
 	if kw.has(setIgnoreVerb | setIgnoreObject) {
 		if m := reIgnorePrev.FindStringIndex(text); m != nil {
 			add(ClassToolPoisoning, High, "TP-001", m[0], m[1])
@@ -118,7 +118,7 @@ func scanText(text, tool string) []Finding {
 			break
 		}
 		next = n
-		sm := v.present(v.low[off : off+len(s)])
+		sm := v.present(s)
 		if sm.has(setStrongPath) {
 			if m := reStrongPath.FindStringIndex(s); m != nil && reReadVerb.MatchString(s) {
 				add(ClassToolPoisoning, High, "TP-004", off+m[0], off+m[1])

@@ -34,7 +34,7 @@ package scan
 
 import (
 	"encoding/json"
-	"sort"
+	"slices"
 	"strings"
 	"unicode/utf8"
 
@@ -92,28 +92,28 @@ type Target struct {
 // (tool, field, rule id, evidence) and deduplicated.
 func Scan(t Target) []Finding {
 	var out []Finding
-	texts := []struct{ tool, field, text string }{
-		{"", "registry.description", t.Description},
-		{"", "registry.title", t.Title},
+	// Texts are scanned in a fixed order: registry text, then per tool its
+	// description and its schema's texts.
+	text := func(tool, field, text string) {
+		if text == "" {
+			return
+		}
+		for _, f := range scanText(text, tool) {
+			f.Tool, f.Field, f.Source = tool, field, "builtin"
+			out = append(out, f)
+		}
 	}
+	text("", "registry.description", t.Description)
+	text("", "registry.title", t.Title)
 	for _, x := range t.Extra {
-		texts = append(texts, struct{ tool, field, text string }{"", x.Field, x.Value})
+		text("", x.Field, x.Value)
 	}
 	schemas := make([]schemaView, len(t.Tools)) // each input schema decoded once, for its texts and for scanSchema
 	for i, tl := range t.Tools {
 		schemas[i] = decodeSchemaView(tl.InputSchema)
-		texts = append(texts, struct{ tool, field, text string }{tl.Name, "tool.description", tl.Description})
+		text(tl.Name, "tool.description", tl.Description)
 		for _, sd := range schemas[i].texts {
-			texts = append(texts, struct{ tool, field, text string }{tl.Name, "tool.input_schema", sd})
-		}
-	}
-	for _, x := range texts {
-		if x.text == "" {
-			continue
-		}
-		for _, f := range scanText(x.text, x.tool) {
-			f.Tool, f.Field, f.Source = x.tool, x.field, "builtin"
-			out = append(out, f)
+			text(tl.Name, "tool.input_schema", sd)
 		}
 	}
 	for i, tl := range t.Tools {
@@ -127,18 +127,17 @@ func Scan(t Target) []Finding {
 }
 
 func dedupe(in []Finding) []Finding {
-	sort.SliceStable(in, func(i, j int) bool {
-		a, b := in[i], in[j]
-		if a.Tool != b.Tool {
-			return a.Tool < b.Tool
+	slices.SortStableFunc(in, func(a, b Finding) int {
+		if c := strings.Compare(a.Tool, b.Tool); c != 0 {
+			return c
 		}
-		if a.Field != b.Field {
-			return a.Field < b.Field
+		if c := strings.Compare(a.Field, b.Field); c != 0 {
+			return c
 		}
-		if a.RuleID != b.RuleID {
-			return a.RuleID < b.RuleID
+		if c := strings.Compare(a.RuleID, b.RuleID); c != 0 {
+			return c
 		}
-		return a.Evidence < b.Evidence
+		return strings.Compare(a.Evidence, b.Evidence)
 	})
 	out := in[:0]
 	for i, f := range in {

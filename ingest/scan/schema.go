@@ -73,6 +73,7 @@ type schemaDecoder struct {
 	elems   []int32
 	mstack  []jmember // members of the objects being parsed
 	estack  []int32   // elements of the arrays being parsed
+	strs    int       // string values parsed
 	bad     bool
 }
 
@@ -88,13 +89,16 @@ func decodeSchemaView(raw json.RawMessage) schemaView {
 	defer decoders.Put(d)
 	// One string for the whole schema: texts and keys without escapes are
 	// slices of it.
-	d.src, d.pos, d.bad = string(raw), 0, false
+	d.src, d.pos, d.bad, d.strs = string(raw), 0, false, 0
 	d.nodes, d.members, d.elems, d.mstack, d.estack = d.nodes[:0], d.members[:0], d.elems[:0], d.mstack[:0], d.estack[:0]
 	root := d.value()
 	if d.bad {
 		return schemaView{}
 	}
 	var v schemaView
+	if d.strs > 0 {
+		v.texts = make([]string, 0, d.strs) // at most every string
+	}
 	d.walk(&v.texts, root, 0)
 	if n := d.nodes[root]; n.kind == 'o' {
 		for _, m := range d.members[n.a:n.b] {
@@ -286,6 +290,7 @@ func (d *schemaDecoder) value() int32 {
 	case c == '"':
 		s, ok := d.str()
 		d.bad = d.bad || !ok
+		d.strs++
 		d.nodes = append(d.nodes, jnode{kind: 's', s: s})
 	case c == 't' || c == 'f' || c == 'n':
 		for d.pos < len(d.src) && 'a' <= d.src[d.pos] && d.src[d.pos] <= 'z' {
