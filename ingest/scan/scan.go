@@ -108,20 +108,23 @@ func Scan(t Target) []Finding {
 	for _, x := range t.Extra {
 		text("", x.Field, x.Value)
 	}
-	schemas := make([]schemaView, len(t.Tools)) // each input schema decoded once, for its texts and for scanSchema
-	for i, tl := range t.Tools {
-		schemas[i] = decodeSchemaView(tl.InputSchema)
+	// Each input schema is decoded once, for its texts and its parameters;
+	// the parameters' findings come after every text's.
+	var params []Finding
+	d := decoders.Get().(*schemaDecoder)
+	for _, tl := range t.Tools {
+		sv := d.decode(tl.InputSchema)
 		text(tl.Name, "tool.description", tl.Description)
-		for _, sd := range schemas[i].texts {
+		for _, sd := range sv.texts {
 			text(tl.Name, "tool.input_schema", sd)
 		}
-	}
-	for i, tl := range t.Tools {
-		for _, f := range scanSchema(tl, &schemas[i]) {
+		for _, f := range scanSchema(tl, &sv) {
 			f.Tool, f.Field, f.Source = tl.Name, "tool.input_schema", "builtin"
-			out = append(out, f)
+			params = append(params, f)
 		}
 	}
+	d.release()
+	out = append(out, params...)
 	out = append(out, hygiene(t)...)
 	return dedupe(out)
 }

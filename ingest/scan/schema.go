@@ -73,33 +73,48 @@ type schemaDecoder struct {
 	elems   []int32
 	mstack  []jmember // members of the objects being parsed
 	estack  []int32   // elements of the arrays being parsed
-	strs    int       // string values parsed
+	view    schemaView
 	bad     bool
 }
 
 var decoders = sync.Pool{New: func() any { return &schemaDecoder{} }}
 
-// decodeSchemaView decodes raw (nil texts and parameters when there is no
-// schema or it does not decode).
+// decodeSchemaView decodes raw into a view of its own.
 func decodeSchemaView(raw json.RawMessage) schemaView {
+	d := decoders.Get().(*schemaDecoder)
+	defer d.release()
+	v := d.decode(raw)
+	return schemaView{texts: slices.Clone(v.texts), params: slices.Clone(v.params)}
+}
+
+// release drops the strings of the last decoding (a pooled decoder must
+// not keep a schema alive) and returns d to the pool.
+func (d *schemaDecoder) release() {
+	clear(d.nodes)
+	clear(d.members)
+	clear(d.view.texts)
+	clear(d.view.params)
+	d.src = ""
+	decoders.Put(d)
+}
+
+// decode decodes raw (no texts and parameters when there is no schema or it
+// does not decode). The view's slices are d's buffers: valid until the next
+// decode.
+func (d *schemaDecoder) decode(raw json.RawMessage) schemaView {
+	d.view.texts, d.view.params = d.view.texts[:0], d.view.params[:0]
 	if !hasSchema(raw) || !json.Valid(raw) {
 		return schemaView{}
 	}
-	d := decoders.Get().(*schemaDecoder)
-	defer decoders.Put(d)
 	// One string for the whole schema: texts and keys without escapes are
 	// slices of it.
-	d.src, d.pos, d.bad, d.strs = string(raw), 0, false, 0
+	d.src, d.pos, d.bad = string(raw), 0, false
 	d.nodes, d.members, d.elems, d.mstack, d.estack = d.nodes[:0], d.members[:0], d.elems[:0], d.mstack[:0], d.estack[:0]
 	root := d.value()
 	if d.bad {
 		return schemaView{}
 	}
-	var v schemaView
-	if d.strs > 0 {
-		v.texts = make([]string, 0, d.strs) // at most every string
-	}
-	d.walk(&v.texts, root, 0)
+	d.walk(&d.view.texts, root, 0)
 	if n := d.nodes[root]; n.kind == 'o' {
 		for _, m := range d.members[n.a:n.b] {
 			if m.key != "properties" {
@@ -108,14 +123,13 @@ func decodeSchemaView(raw json.RawMessage) schemaView {
 			if props := d.nodes[m.val]; props.kind == 'o' {
 				for _, p := range d.members[props.a:props.b] {
 					if commandLike(p.key) {
-						v.params = append(v.params, d.param(p))
+						d.view.params = append(d.view.params, d.param(p))
 					}
 				}
 			}
 		}
 	}
-	d.src = ""
-	return v
+	return d.view
 }
 
 // walk is schemaTexts' walk over the parsed value.
@@ -290,7 +304,6 @@ func (d *schemaDecoder) value() int32 {
 	case c == '"':
 		s, ok := d.str()
 		d.bad = d.bad || !ok
-		d.strs++
 		d.nodes = append(d.nodes, jnode{kind: 's', s: s})
 	case c == 't' || c == 'f' || c == 'n':
 		for d.pos < len(d.src) && 'a' <= d.src[d.pos] && d.src[d.pos] <= 'z' {
