@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"math"
+	"reflect"
 	"testing"
 	"time"
 
@@ -89,6 +90,21 @@ func checkCanonical(t *testing.T, v any) {
 	}
 	if !bytes.Equal(got, want) || gs != ws {
 		t.Fatalf("canonical differs:\n got  %s (%q)\n want %s (%q)", got, gs, want, ws)
+	}
+	// Behind a pointer a struct is encoded from its fields' addresses, not
+	// through reflect.Values: the same bytes.
+	if rv := reflect.ValueOf(v); rv.Kind() == reflect.Struct {
+		p := reflect.New(rv.Type())
+		p.Elem().Set(rv)
+		pc, ps, perr := Canonical(p.Interface())
+		if perr != nil || !bytes.Equal(pc, want) || ps != ws {
+			t.Fatalf("canonical of a pointer differs (%v):\n got  %s (%q)\n want %s (%q)", perr, pc, ps, want, ws)
+		}
+		if _, _, err := appendCanonical(nil, v); err == nil {
+			if _, _, err := appendCanonical(nil, p.Interface()); err != nil {
+				t.Fatalf("the encoder took the value but refused the pointer: %v", err)
+			}
+		}
 	}
 	s1, _, l1, err1 := Seal(v)
 	s2, _, l2, err2 := refSeal(v)
