@@ -664,6 +664,14 @@ func appendES6(b []byte, f float64) []byte {
 	if f == 0 { // 0 and -0
 		return append(b, '0')
 	}
+	// Integral values below 2^53 (most of a record's points and scores):
+	// their shortest decimal form is the integer's, without formatting the
+	// float.
+	if f >= -(1<<53) && f <= 1<<53 {
+		if n := int64(f); float64(n) == f {
+			return strconv.AppendInt(b, n, 10)
+		}
+	}
 	if f < 0 {
 		b = append(b, '-')
 		f = -f
@@ -702,6 +710,14 @@ func appendString(b []byte, s string) []byte {
 	b = append(b, '"')
 	start := 0
 	for i := 0; i < len(s); {
+		// Eight bytes at a time while none needs a look: no control
+		// character, '"', '\\' or byte >= 0x80.
+		for i+8 <= len(s) && plain8(load64(s[i:i+8])) {
+			i += 8
+		}
+		if i >= len(s) {
+			break
+		}
 		c := s[i]
 		if c < utf8.RuneSelf {
 			if plain[c] {
@@ -741,6 +757,23 @@ func appendString(b []byte, s string) []byte {
 	}
 	b = append(b, s[start:]...)
 	return append(b, '"')
+}
+
+// plain8 reports whether the eight bytes of w are all plain ASCII (see
+// plain): none below 0x20, none '"' or '\\', none >= 0x80 (the classic
+// has-zero-byte tests, exact for bytes below 0x80).
+func plain8(w uint64) bool {
+	const ones, highs = 0x0101010101010101, 0x8080808080808080
+	hasZero := func(x uint64) uint64 { return (x - ones) & ^x & highs }
+	return (w|hasZero(w^(ones*'"'))|hasZero(w^(ones*'\\'))|((w+ones*(0x80-0x20))&highs^highs))&highs == 0
+}
+
+// load64 is s's eight bytes as a little-endian word (the compiler merges
+// the loads).
+func load64(s string) uint64 {
+	_ = s[7]
+	return uint64(s[0]) | uint64(s[1])<<8 | uint64(s[2])<<16 | uint64(s[3])<<24 |
+		uint64(s[4])<<32 | uint64(s[5])<<40 | uint64(s[6])<<48 | uint64(s[7])<<56
 }
 
 // compareUTF16 orders strings by their UTF-16 code units (RFC 8785 §3.2.3).

@@ -188,3 +188,22 @@ func TestCanonicalPromotedFromUnexported(t *testing.T) {
 	checkCanonical(t, v)
 	checkCanonical(t, &v)
 }
+
+// TestPlain8 checks the eight-byte test of appendString against the
+// byte table, for every byte value in every position.
+func TestPlain8(t *testing.T) {
+	base := []byte("abcdefgh")
+	for pos := range 8 {
+		for c := range 256 {
+			b := append([]byte(nil), base...)
+			b[pos] = byte(c)
+			want := true
+			for _, x := range b {
+				want = want && x < 0x80 && plain[x]
+			}
+			if got := plain8(load64(string(b))); got != want {
+				t.Fatalf("%q: plain8 %v, want %v", b, got, want)
+			}
+		}
+	}
+}
