@@ -38,6 +38,14 @@ var (
 	kwForbid     = []string{"never", "not", "don", "override", "supersede", "precedence"}
 	// CI-003: (passed|piped|sent|forwarded|handed) … | (execute|run)… commands? | sh -c | shell=true
 	kwShellPass = []string{"passed", "piped", "sent", "forwarded", "handed", "command", "-c", "true"}
+	// Secrets: the case-sensitive literals every token of a rule holds
+	// (tokenRules' lits, and those of the Stripe, Slack webhook and PEM
+	// rules), lower-cased: a text without one folded cannot hold it as is.
+	kwAWS       = []string{"akia", "asia"}
+	kwGitHub    = []string{"ghp_", "gho_", "ghu_", "ghs_", "ghr_", "github_pat_"}
+	kwSlack     = []string{"xox"}
+	kwLLM       = []string{"sk-"}
+	kwKeyBlocks = []string{"_live_", "_test_", "https://hooks.slack.com/services/", "-----begin "}
 )
 
 // kwSet names keyword sets; a mask says which sets have a word present.
@@ -57,6 +65,11 @@ const (
 	setOtherTools
 	setForbid
 	setShellPass
+	setAWS
+	setGitHub
+	setSlack
+	setLLM
+	setKeyBlocks
 	setAll = 1<<iota - 1
 )
 
@@ -74,6 +87,7 @@ var kwIndex = func() (idx [256][]kwEntry) {
 		{setIgnoreVerb, kwIgnoreVerb}, {setIgnoreObject, kwIgnoreObject}, {setHiddenTag, kwHiddenTag}, {setUser, kwUser},
 		{setConcealVerb, kwConcealVerb}, {setStrongPath, kwStrongPath}, {setEnvFile, kwEnvFile}, {setEnvDotEnv, kwEnvDotEnv},
 		{setTool, kwTool}, {setToolModal, kwToolModal}, {setOtherTools, kwOtherTools}, {setForbid, kwForbid}, {setShellPass, kwShellPass},
+		{setAWS, kwAWS}, {setGitHub, kwGitHub}, {setSlack, kwSlack}, {setLLM, kwLLM}, {setKeyBlocks, kwKeyBlocks},
 	} {
 	words:
 		for _, w := range x.words {

@@ -171,7 +171,7 @@ func scanText(text, tool string) []Finding {
 			}
 		}
 	}
-	out = append(out, secrets(text)...)
+	out = append(out, secrets(text, kw)...)
 	if kw.has(setShellPass) {
 		if m := reShellPass.FindStringIndex(text); m != nil {
 			add(ClassCommandInject, High, "CI-003", m[0], m[1])
@@ -253,23 +253,26 @@ func itoa(n int) string {
 }
 
 // tokenRules are the secret rules with one finding per token, in order; lits
-// are the case-sensitive literals every match holds (one of them).
+// are the case-sensitive literals every match holds (one of them), set their
+// folded keyword set (prefilter.go).
 var tokenRules = []struct {
 	re   *regexp.Regexp
 	rule string
 	kind string
 	lits []string
+	set  kwSet
 }{
-	{reAWS, "HS-AWS", "AWS access key id", []string{"AKIA", "ASIA"}},
-	{reGitHub, "HS-GH", "GitHub token", []string{"ghp_", "gho_", "ghu_", "ghs_", "ghr_", "github_pat_"}},
-	{reSlack, "HS-SLACK", "Slack token", []string{"xox"}},
-	{reLLMKey, "HS-LLM", "LLM API key", []string{"sk-"}},
+	{reAWS, "HS-AWS", "AWS access key id", []string{"AKIA", "ASIA"}, setAWS},
+	{reGitHub, "HS-GH", "GitHub token", []string{"ghp_", "gho_", "ghu_", "ghs_", "ghr_", "github_pat_"}, setGitHub},
+	{reSlack, "HS-SLACK", "Slack token", []string{"xox"}, setSlack},
+	{reLLMKey, "HS-LLM", "LLM API key", []string{"sk-"}, setLLM},
 }
 
-func secrets(text string) []Finding {
+// secrets applies the secret rules; kw is the text's keyword sets (view.present).
+func secrets(text string, kw kwSet) []Finding {
 	var out []Finding
 	for _, r := range tokenRules {
-		if !containsAny(text, r.lits...) {
+		if !kw.has(r.set) || !containsAny(text, r.lits...) {
 			continue
 		}
 		for _, tok := range r.re.FindAllString(text, 4) {
@@ -279,7 +282,7 @@ func secrets(text string) []Finding {
 			out = append(out, Finding{Class: ClassHardcodedSec, Severity: High, RuleID: r.rule, Evidence: redact(r.kind, tok)})
 		}
 	}
-	if !containsAny(text, "_live_", "_test_", "https://hooks.slack.com/services/", "-----BEGIN ") {
+	if !kw.has(setKeyBlocks) || !containsAny(text, "_live_", "_test_", "https://hooks.slack.com/services/", "-----BEGIN ") {
 		return out
 	}
 	for _, tok := range reStripe.FindAllString(text, 4) {

@@ -19,8 +19,9 @@ import (
 // answers, which TestSchemaViewMatchesMaps and FuzzSchemaViewMatchesMaps
 // check against that map-based code (kept in schema_ref_test.go):
 //   - a schema that encoding/json would not decode into an interface (not
-//     valid JSON, or a number outside float64's range anywhere in it) has
-//     no texts and no parameters;
+//     valid JSON by its grammar and nesting limit, or a number outside
+//     float64's range anywhere in it) has no texts and no parameters; the
+//     decoder checks the grammar itself as it reads;
 //   - object members are visited in sorted key order, a repeated key keeps
 //     its last value (as decoding into a map does), keys and strings are
 //     unescaped as encoding/json unescapes them (invalid UTF-8 and lone
@@ -74,6 +75,7 @@ type schemaDecoder struct {
 	mstack  []jmember // members of the objects being parsed
 	estack  []int32   // elements of the arrays being parsed
 	view    schemaView
+	depth   int // objects and arrays open
 	bad     bool
 }
 
@@ -103,14 +105,18 @@ func (d *schemaDecoder) release() {
 // decode.
 func (d *schemaDecoder) decode(raw json.RawMessage) schemaView {
 	d.view.texts, d.view.params = d.view.texts[:0], d.view.params[:0]
-	if !hasSchema(raw) || !json.Valid(raw) {
+	if !hasSchema(raw) {
 		return schemaView{}
 	}
 	// One string for the whole schema: texts and keys without escapes are
 	// slices of it.
 	d.src, d.pos, d.bad = string(raw), 0, false
 	d.nodes, d.members, d.elems, d.mstack, d.estack = d.nodes[:0], d.members[:0], d.elems[:0], d.mstack[:0], d.estack[:0]
+	d.depth = 0
 	root := d.value()
+	if d.space(); d.pos != len(d.src) { // only white space after the value
+		d.bad = true
+	}
 	if d.bad {
 		return schemaView{}
 	}
@@ -218,8 +224,13 @@ func commandLikeSlow(name string) bool {
 	return commandParam[norm] || commandParam[strings.ReplaceAll(norm, "_", "")]
 }
 
-// value parses the value at d.pos and returns its node. The input is valid
-// JSON (json.Valid); anything unexpected sets d.bad rather than panicking.
+// maxJSONDepth is encoding/json's nesting limit: deeper input is not JSON
+// to it.
+const maxJSONDepth = 10000
+
+// value parses the value at d.pos and returns its node, checking the
+// grammar as encoding/json's scanner does (json.Valid): anything it would
+// refuse sets d.bad. It never panics on any input.
 func (d *schemaDecoder) value() int32 {
 	d.space()
 	if d.pos >= len(d.src) {
@@ -229,6 +240,10 @@ func (d *schemaDecoder) value() int32 {
 	idx := int32(len(d.nodes))
 	switch c := d.src[d.pos]; {
 	case c == '{':
+		if d.depth++; d.depth > maxJSONDepth {
+			d.bad = true
+			return 0
+		}
 		d.nodes = append(d.nodes, jnode{kind: 'o'})
 		d.pos++
 		base := len(d.mstack)
@@ -263,6 +278,7 @@ func (d *schemaDecoder) value() int32 {
 				d.bad = true
 			}
 		}
+		d.depth--
 		ms := d.mstack[base:]
 		// Sorted by key; of a repeated key the last (a map keeps it).
 		slices.SortStableFunc(ms, func(a, b jmember) int { return strings.Compare(a.key, b.key) })
@@ -276,6 +292,10 @@ func (d *schemaDecoder) value() int32 {
 		d.mstack = d.mstack[:base]
 		d.nodes[idx].a, d.nodes[idx].b = a, int32(len(d.members))
 	case c == '[':
+		if d.depth++; d.depth > maxJSONDepth {
+			d.bad = true
+			return 0
+		}
 		d.nodes = append(d.nodes, jnode{kind: 'a'})
 		d.pos++
 		base := len(d.estack)
@@ -297,6 +317,7 @@ func (d *schemaDecoder) value() int32 {
 				d.bad = true
 			}
 		}
+		d.depth--
 		a := int32(len(d.elems))
 		d.elems = append(d.elems, d.estack[base:]...)
 		d.estack = d.estack[:base]
@@ -305,22 +326,72 @@ func (d *schemaDecoder) value() int32 {
 		s, ok := d.str()
 		d.bad = d.bad || !ok
 		d.nodes = append(d.nodes, jnode{kind: 's', s: s})
-	case c == 't' || c == 'f' || c == 'n':
-		for d.pos < len(d.src) && 'a' <= d.src[d.pos] && d.src[d.pos] <= 'z' {
-			d.pos++
-		}
+	case c == 't':
+		d.literal("true")
 		d.nodes = append(d.nodes, jnode{kind: 'x'})
-	default: // a number: decoding it into an interface fails outside float64's range
-		start := d.pos
-		for d.pos < len(d.src) && strings.IndexByte("+-.0123456789eE", d.src[d.pos]) >= 0 {
-			d.pos++
-		}
-		if _, err := strconv.ParseFloat(d.src[start:d.pos], 64); err != nil || start == d.pos {
-			d.bad = true
-		}
+	case c == 'f':
+		d.literal("false")
+		d.nodes = append(d.nodes, jnode{kind: 'x'})
+	case c == 'n':
+		d.literal("null")
+		d.nodes = append(d.nodes, jnode{kind: 'x'})
+	default:
+		d.number()
 		d.nodes = append(d.nodes, jnode{kind: 'x'})
 	}
 	return idx
+}
+
+func (d *schemaDecoder) literal(lit string) {
+	if strings.HasPrefix(d.src[d.pos:], lit) {
+		d.pos += len(lit)
+		return
+	}
+	d.bad = true
+}
+
+// number reads -?(0|[1-9][0-9]*)(.[0-9]+)?([eE][+-]?[0-9]+)?; decoding it
+// into an interface also fails outside float64's range.
+func (d *schemaDecoder) number() {
+	start := d.pos
+	digits := func() int {
+		n := 0
+		for d.pos < len(d.src) && '0' <= d.src[d.pos] && d.src[d.pos] <= '9' {
+			d.pos++
+			n++
+		}
+		return n
+	}
+	if d.peek('-') {
+		d.pos++
+	}
+	switch {
+	case d.peek('0'):
+		d.pos++
+	case digits() == 0:
+		d.bad = true
+		return
+	}
+	if d.peek('.') {
+		d.pos++
+		if digits() == 0 {
+			d.bad = true
+			return
+		}
+	}
+	if d.peek('e') || d.peek('E') {
+		d.pos++
+		if d.peek('+') || d.peek('-') {
+			d.pos++
+		}
+		if digits() == 0 {
+			d.bad = true
+			return
+		}
+	}
+	if _, err := strconv.ParseFloat(d.src[start:d.pos], 64); err != nil {
+		d.bad = true
+	}
 }
 
 func (d *schemaDecoder) space() {
@@ -336,7 +407,8 @@ func (d *schemaDecoder) space() {
 
 func (d *schemaDecoder) peek(c byte) bool { return d.pos < len(d.src) && d.src[d.pos] == c }
 
-// str reads a string token at d.pos, unescaped as encoding/json does: a
+// str reads a string token at d.pos, checked as encoding/json checks it (no
+// control character, only its escapes) and unescaped as it unescapes: a
 // slice of the source when it has no escape and is valid UTF-8, else
 // decoded by encoding/json itself (rare).
 func (d *schemaDecoder) str() (string, bool) {
@@ -345,12 +417,9 @@ func (d *schemaDecoder) str() (string, bool) {
 	}
 	start := d.pos
 	escaped := false
-	for i := start + 1; i < len(d.src); i++ {
-		switch d.src[i] {
-		case '\\':
-			escaped = true
-			i++ // the escaped byte is never the closing quote
-		case '"':
+	for i := start + 1; i < len(d.src); {
+		switch c := d.src[i]; {
+		case c == '"':
 			d.pos = i + 1
 			body := d.src[start+1 : i]
 			if !escaped && utf8.ValidString(body) {
@@ -361,6 +430,31 @@ func (d *schemaDecoder) str() (string, bool) {
 				return "", false
 			}
 			return s, true
+		case c == '\\':
+			escaped = true
+			if i+1 >= len(d.src) {
+				return "", false
+			}
+			switch d.src[i+1] {
+			case '"', '\\', '/', 'b', 'f', 'n', 'r', 't':
+				i += 2
+			case 'u':
+				if i+6 > len(d.src) {
+					return "", false
+				}
+				for _, h := range []byte(d.src[i+2 : i+6]) {
+					if !('0' <= h && h <= '9' || 'a' <= h && h <= 'f' || 'A' <= h && h <= 'F') {
+						return "", false
+					}
+				}
+				i += 6
+			default:
+				return "", false
+			}
+		case c < 0x20:
+			return "", false
+		default:
+			i++
 		}
 	}
 	return "", false

@@ -162,7 +162,28 @@ var schemaSeeds = []string{
 	"{\"properties\":{\"scr\u0130pt\":{\"description\":\"raw dotted capital I\"},\"shell______________________command\":{\"enum\":null}}}",
 }
 
+// grammarSeeds are the grammar corners encoding/json refuses (or takes),
+// which the decoder checks itself: each fragment is the value of a member
+// beside a text and a command parameter, so accepting what encoding/json
+// refuses (or the reverse) changes the texts and the findings.
+var grammarSeeds = func() []string {
+	frags := []string{
+		`01`, `1.`, `.5`, `-`, `1e`, `1e+`, `+1`, `-0`, `1E-2`, `0e5`, `-1.5e-3`, `[1,]`, `{"a":1,}`, `{,}`, `[,1]`, `{"a" 1}`,
+		`tru`, `nul`, `falsey`, `true false`, `"\u12G4"`, `"\x"`, `"\u00e9\/\b\f\n\r\t"`, "\"tab\tinside\"", "\"nl\ninside\"",
+		"\"del\x7finside\"", `"\ud83d"`, `NaN`, `Infinity`, `"unterminated`, `"\`, `[`, `{`, `"`, `{"":{"":""}}`, `1 2`, `[] []`,
+		"\ufeff1", `{"a":1}}`, `[1]]`, `'x'`,
+		strings.Repeat("[", 9999) + strings.Repeat("]", 9999), strings.Repeat("[", 10000) + strings.Repeat("]", 10000),
+		strings.Repeat(`{"a":`, 9999) + "1" + strings.Repeat("}", 9999), strings.Repeat(`{"a":`, 10000) + "1" + strings.Repeat("}", 10000),
+	}
+	var out []string
+	for _, f := range frags {
+		out = append(out, `{"description":"d","properties":{"command":{}},"x":`+f+`}`)
+	}
+	return append(out, `{"description":"ok"} {}`, `{"description":"ok"}`+"\n\t\r ", "\ufeff{\"description\":\"bom\"}", `["ok"]x`)
+}()
+
 func init() {
+	schemaSeeds = append(schemaSeeds, grammarSeeds...)
 	// Past the count bound: 600 examples.
 	var b strings.Builder
 	b.WriteString(`{"properties":{"cmd":{"examples":[`)
