@@ -59,6 +59,9 @@ type encFunc func(e *encState, v reflect.Value) error
 
 type encState struct {
 	buf []byte
+	// hashAt is where the skipped top-level member (HashField) would go in
+	// buf, -1 until the encoder meets its place.
+	hashAt int
 }
 
 // typeEnc is a cached encoder: enc reads a reflect.Value, penc the value
@@ -416,6 +419,7 @@ func encStructAt(e *encState, p unsafe.Pointer, fs []field, skip string) error {
 	for i := range fs {
 		f := &fs[i]
 		if skip != "" && f.name == skip {
+			e.hashAt = len(e.buf) // where the skipped member goes (fields are in canonical order)
 			continue
 		}
 		fp := unsafe.Add(p, f.offset)
@@ -473,6 +477,7 @@ func encStruct(e *encState, v reflect.Value, fs []field, skip string) error {
 	for i := range fs {
 		f := &fs[i]
 		if skip != "" && f.name == skip {
+			e.hashAt = len(e.buf) // where the skipped member goes (fields are in canonical order)
 			continue
 		}
 		fv := v
@@ -848,25 +853,33 @@ func isValidTag(s string) bool {
 // HashField member and returns the server name, or errFallback when v is
 // outside the encoder's rules (the caller then uses jcs).
 func appendCanonical(dst []byte, v any) (out []byte, server string, err error) {
+	out, server, _, err = appendCanonicalAt(dst, v)
+	return out, server, err
+}
+
+// appendCanonicalAt is appendCanonical that also returns where in out the
+// HashField member goes (-1: not known, for a map or a struct without that
+// field).
+func appendCanonicalAt(dst []byte, v any) (out []byte, server string, hashAt int, err error) {
 	rv := reflect.ValueOf(v)
 	for rv.Kind() == reflect.Pointer || rv.Kind() == reflect.Interface {
 		if rv.IsNil() {
-			return dst, "", errFallback
+			return dst, "", -1, errFallback
 		}
 		rv = rv.Elem()
 	}
-	e := encState{buf: dst}
+	e := encState{buf: dst, hashAt: -1}
 	switch rv.Kind() {
 	case reflect.Struct:
 		fs, ok := structPlan(rv.Type())
 		if !ok || encoderOf(rv.Type()).enc == nil {
-			return dst, "", errFallback
+			return dst, "", -1, errFallback
 		}
 		for i := range fs {
 			if fs[i].name == ServerField {
 				sv := rv.FieldByIndex(fs[i].index)
 				if sv.Kind() != reflect.String {
-					return dst, "", errFallback
+					return dst, "", -1, errFallback
 				}
 				server = validUTF8(sv.String())
 			}
@@ -878,27 +891,27 @@ func appendCanonical(dst []byte, v any) (out []byte, server string, err error) {
 			err = encStruct(&e, rv, fs, HashField)
 		}
 		if err != nil {
-			return dst, "", err
+			return dst, "", -1, err
 		}
 	case reflect.Map:
 		if rv.Type().Key().Kind() != reflect.String {
-			return dst, "", errFallback
+			return dst, "", -1, errFallback
 		}
 		sv := rv.MapIndex(reflect.ValueOf(ServerField).Convert(rv.Type().Key()))
 		if sv.IsValid() && sv.Kind() == reflect.Interface && !sv.IsNil() {
 			sv = sv.Elem()
 		}
 		if !sv.IsValid() || sv.Kind() != reflect.String {
-			return dst, "", errFallback
+			return dst, "", -1, errFallback
 		}
 		server = validUTF8(sv.String())
 		if err := encMap(&e, rv, encoderOf(rv.Type().Elem()), HashField); err != nil {
-			return dst, "", err
+			return dst, "", -1, err
 		}
 	default:
-		return dst, "", errFallback
+		return dst, "", -1, errFallback
 	}
-	return e.buf, server, nil
+	return e.buf, server, e.hashAt, nil
 }
 
 // validUTF8 replaces each invalid byte with U+FFFD, as encoding/json does.

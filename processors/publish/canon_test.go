@@ -111,6 +111,7 @@ func checkCanonical(t *testing.T, v any) {
 	if err1 != nil || err2 != nil || !bytes.Equal(s1, s2) || !bytes.Equal(l1, l2) {
 		t.Fatalf("sealed differs (%v, %v):\n got  %s\n want %s", err1, err2, s1, s2)
 	}
+	checkAppendSealed(t, v, want, s2)
 }
 
 func TestCanonicalMatchesJCS(t *testing.T) {
@@ -205,5 +206,74 @@ func TestPlain8(t *testing.T) {
 				t.Fatalf("%q: plain8 %v, want %v", b, got, want)
 			}
 		}
+	}
+}
+
+// checkAppendSealed: AppendSealed (one encoder pass, the hash member placed
+// where the encoder met it) gives what Canonical then SealCanonical give,
+// for the value and behind a pointer, into a dirty reused buffer.
+func checkAppendSealed(t *testing.T, v any, canon, sealed []byte) {
+	t.Helper()
+	want, err := SealCanonical(canon, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	vals := []any{v}
+	if rv := reflect.ValueOf(v); rv.Kind() == reflect.Struct {
+		p := reflect.New(rv.Type())
+		p.Elem().Set(rv)
+		vals = append(vals, p.Interface())
+	}
+	for _, x := range vals {
+		dirty := []byte("leftovers of the previous record")
+		c, r, err := AppendSealed(dirty[:0], x)
+		if err != nil {
+			t.Fatalf("AppendSealed(%T): %v", x, err)
+		}
+		if !bytes.Equal(c, canon) || !bytes.Equal(r.Sealed, sealed) || r.ContentSHA256 != want.ContentSHA256 || !bytes.Equal(r.LeafHash, want.LeafHash) {
+			t.Fatalf("AppendSealed(%T) differs:\n canon  %s\n want   %s\n sealed %s\n want   %s", x, c, canon, r.Sealed, sealed)
+		}
+	}
+}
+
+// TestAppendSealedPlacesTheHash covers every place of the hash member: only
+// member, first, between, last, and a record without that field.
+func TestAppendSealedPlacesTheHash(t *testing.T) {
+	type only struct {
+		Hash string `json:"content_sha256,omitempty"`
+	}
+	type first struct {
+		Server string `json:"server"`
+		Hash   string `json:"content_sha256,omitempty"`
+		Z      int    `json:"z"`
+	}
+	type last struct {
+		A      int    `json:"a"`
+		Hash   string `json:"content_sha256,omitempty"`
+		Server string `json:"server"`
+	}
+	type without struct {
+		Server string `json:"server"`
+		X      []int  `json:"x"`
+	}
+	type before struct {
+		Server string `json:"server"`
+		A      string `json:"a"`
+		Hash   string `json:"content_sha256"`
+	}
+	for _, v := range []any{first{Server: "s", Z: 1}, last{A: 1, Server: "s"}, without{Server: "s", X: []int{1}}, before{Server: "s", A: "x", Hash: "set"},
+		map[string]any{"server": "m", "a": 1, "zz": 2}} {
+		c, srv, err := Canonical(v)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want, err := SealCanonical(c, srv)
+		if err != nil {
+			t.Fatal(err)
+		}
+		checkAppendSealed(t, v, c, want.Sealed)
+	}
+	if _, _, err := AppendSealed(nil, only{}); err == nil {
+		t.Error("a record without a server was sealed")
 	}
 }
