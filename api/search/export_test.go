@@ -37,3 +37,8 @@ func (s *Snapshot) CandidatesSQL(ctx context.Context, q string, n int) ([]string
 	}
 	return out, rows.Err()
 }
+
+// SetGather forces rank's candidate path: 1 reads the rows above the
+// thresholds whenever a floor is known, 2 the terms' best rows and the
+// smaller terms' rows, -1 sums every posting, 0 chooses by cost.
+func (s *Snapshot) SetGather(mode int) { s.gatherMode = mode }

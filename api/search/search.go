@@ -59,6 +59,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"math/bits"
 	"slices"
 	"sort"
 	"strings"
@@ -162,6 +163,10 @@ type Snapshot struct {
 	labelIDs      map[string]int32 // namespace label → id
 	terms         termCache
 	queries       queryCache // answers by query terms (Search)
+	// gatherMode overrides rank's choice of candidatePath (tests: 1 the
+	// rows above the thresholds when a floor is known, 2 the terms' best
+	// rows and the smaller terms' rows, -1 every posting summed; 0 by cost).
+	gatherMode int
 }
 
 // docMeta is what the final rank reads of a document, precomputed: a
@@ -653,14 +658,29 @@ func (rk *ranker) row(id int32, sum float64) hit {
 // rank computes a query's answer: the MaxCandidates best rows by −bm25 sum
 // and the first MaxLimit of them by the final rank.
 //
-// Not every match is scored against the candidates' boundary: a row's sum
-// is at least each of its terms' shares (positive floats added in order
-// never decrease), so a term holding MaxCandidates rows or more proves that
-// many rows sum to at least its MaxCandidates-th best share. That share
-// (the largest over the terms) is a floor under the last candidate's sum,
-// and rows below it are dropped before the selection: usually most of the
-// matches of a query of common words. The selection over what is left is
-// exact, so the candidates are the same.
+// Not every match is scored; every shortcut is exact, and candidatePath
+// takes the cheapest of them for the query:
+//   - A row's sum is at least each of its terms' shares (positive floats
+//     added in order never decrease), so a term holding MaxCandidates rows
+//     or more proves that many rows sum to at least its MaxCandidates-th
+//     best share: that share (the largest over the terms) is a floor under
+//     the last candidate's sum, and rows under it are dropped before the
+//     selection.
+//   - Rows whose every share is under its term's threshold θ(t) are under
+//     the floor when the θ(t) add up to less than it (MaxScore-style: a
+//     term whose best share is under its part of the floor gets a threshold
+//     above that share, the others split the rest). Only the rows above a
+//     threshold in some term are then read, from each term's rows in
+//     descending share order.
+//   - A row holding one term only sums to that term's share, so it is a
+//     candidate only if it is among that term's own MaxCandidates best
+//     (kept with the postings): the candidates are among those and the rows
+//     of every term but the one with the most rows. A common word beside a
+//     rare one reads the common word's best rows, not all of them.
+//
+// A row read on a shortcut is summed exactly (each term's share looked up
+// by rowid, in query order); otherwise every posting is summed. The
+// selection over the rows kept is exact, so the candidates are the same.
 func (s *Snapshot) rank(ctx context.Context, terms []string) (*queryResult, error) {
 	posts := make([]*termPostings, len(terms))
 	for i, t := range terms {
@@ -684,16 +704,29 @@ func (s *Snapshot) rank(ctx context.Context, terms []string) (*queryResult, erro
 			}
 		}
 		sc.reset(len(s.docs) + 1)
-		for _, p := range posts { // query order: the sum's order is FTS5's
-			for j, id := range p.ids {
-				if !sc.seen[id] {
-					sc.seen[id] = true
-					sc.touched = append(sc.touched, id)
-				}
-				sc.acc[id] += p.score[j]
-			}
+		path := candidatePath(posts, floor, &sc.theta)
+		switch {
+		case s.gatherMode == 1 && floor > 0:
+			path = aboveThetas
+		case s.gatherMode == 2:
+			path = topsAndOthers
+		case s.gatherMode < 0:
+			path = sumAll
 		}
-		cands, best = sc.best(MaxCandidates, floor)
+		if path != sumAll {
+			cands, best = sc.gather(posts, floor, path)
+		} else {
+			for _, p := range posts { // query order: the sum's order is FTS5's
+				for j, id := range p.ids {
+					if !sc.seen[id] {
+						sc.seen[id] = true
+						sc.touched = append(sc.touched, id)
+					}
+					sc.acc[id] += p.score[j]
+				}
+			}
+			cands, best = sc.best(MaxCandidates, floor)
+		}
 	}
 	qr := &queryResult{total: len(cands), best: best}
 	if len(cands) == 0 {
@@ -712,19 +745,19 @@ func (s *Snapshot) rank(ctx context.Context, terms []string) (*queryResult, erro
 	}
 	sc.hits = hits
 	// Names are unique, so (rank desc, name asc) is a total order: the
-	// first MaxLimit rows under it are the reference's stable sort's.
-	before := func(a, b hit) bool {
-		if a.rank != b.rank {
-			return a.rank > b.rank
-		}
-		return s.docs[a.id-1].Name < s.docs[b.id-1].Name
-	}
+	// first MaxLimit rows under it are the reference's stable sort's. Rows
+	// are numbered in name order (Build), so the rowid stands for the name.
 	top := hits
 	if len(top) > MaxLimit {
-		selectK(top, MaxLimit, before)
+		selectHits(top, MaxLimit)
 		top = top[:MaxLimit]
 	}
-	sort.Slice(top, func(i, j int) bool { return before(top[i], top[j]) })
+	slices.SortFunc(top, func(a, b hit) int {
+		if a.before(b) {
+			return -1
+		}
+		return 1 // names are unique: never equal
+	})
 	qr.top = append([]hit(nil), top...)
 	return qr, nil
 }
@@ -753,8 +786,8 @@ func (s *Snapshot) sponsoredOf(ctx context.Context, terms []string, qr *queryRes
 		var sum float64
 		matched := false
 		for _, p := range posts {
-			if j, ok := slices.BinarySearch(p.ids, id); ok {
-				sum += p.score[j]
+			if v, ok := p.scoreAt(id); ok {
+				sum += v
 				matched = true
 			}
 		}
@@ -820,6 +853,123 @@ type scratch struct {
 	touched []int32
 	pairs   []scored
 	hits    []hit
+	theta   [MaxTerms]float64
+}
+
+// How rank finds a multi-term query's candidates (see rank).
+const (
+	sumAll        = iota // sum every posting of every term
+	aboveThetas          // read the rows above each term's threshold
+	topsAndOthers        // read each term's own best rows and every row of the terms but the largest
+)
+
+// candidatePath sets each term's threshold (see rank) and picks the
+// cheapest exact way to the candidates: summing a posting costs about
+// what reading one share by rowid does, and reading a row costs one share
+// per term.
+func candidatePath(posts []*termPostings, floor float64, theta *[MaxTerms]float64) int {
+	// Terms by best share, ascending: a term whose best share is under an
+	// even part of what is left gets a threshold just above it (none of its
+	// rows is read for itself), the others split the rest evenly. The 1e-9
+	// margin covers the rounding of a sum of at most MaxTerms shares.
+	var order [MaxTerms]int
+	m := len(posts)
+	for i := range m {
+		order[i] = i
+		for j := i; j > 0 && posts[order[j]].topBest < posts[order[j-1]].topBest; j-- {
+			order[j], order[j-1] = order[j-1], order[j]
+		}
+	}
+	rem := floor * (1 - 1e-9)
+	for k, t := range order[:m] {
+		th := min(math.Nextafter(posts[t].topBest, math.Inf(1)), rem/float64(m-k))
+		theta[t] = th
+		rem -= th
+	}
+	all, above, tops, largest := 0, 0, 0, 0
+	for t, p := range posts {
+		all += len(p.ids)
+		// impact is by descending share: the rows at or above θ are a prefix.
+		above += sort.Search(len(p.impact), func(k int) bool { return p.score[p.impact[k]] < theta[t] })
+		tops += len(p.top) + len(p.ids)
+		largest = max(largest, len(p.ids))
+	}
+	tops -= largest
+	switch best := min(all, tops*m); {
+	case floor > 0 && above*m < best:
+		return aboveThetas
+	case tops*m < all:
+		return topsAndOthers
+	}
+	return sumAll
+}
+
+// gather selects the candidates among the rows path reads (see rank): each
+// row's exact sum, the rows at or above floor, their k best as best(k,
+// floor) would return them.
+func (sc *scratch) gather(posts []*termPostings, floor float64, path int) ([]scored, float64) {
+	sc.pairs = sc.pairs[:0]
+	visit := func(id int32) {
+		if sc.seen[id] {
+			return
+		}
+		sc.seen[id] = true
+		sc.touched = append(sc.touched, id)
+		var sum float64
+		for _, q := range posts { // query order: the sum's order is FTS5's
+			if v, ok := q.scoreAt(id); ok {
+				sum += v
+			}
+		}
+		if sum >= floor {
+			sc.pairs = append(sc.pairs, scored{sum, id})
+		}
+	}
+	switch path {
+	case aboveThetas:
+		for t, p := range posts {
+			for _, k := range p.impact {
+				if p.score[k] < sc.theta[t] {
+					break
+				}
+				visit(p.ids[k])
+			}
+		}
+	case topsAndOthers:
+		// A row holding one term only sums to that term's share: unless it
+		// is among the term's own MaxCandidates best, as many rows sum to
+		// at least as much and come first. So every candidate is among the
+		// terms' best rows or holds two terms, and then it is a row of a
+		// term other than the largest.
+		largest := 0
+		for t, p := range posts {
+			if len(p.ids) > len(posts[largest].ids) {
+				largest = t
+			}
+		}
+		for _, p := range posts {
+			for _, c := range p.top {
+				visit(c.id)
+			}
+		}
+		for t, p := range posts {
+			if t != largest {
+				for _, id := range p.ids {
+					visit(id)
+				}
+			}
+		}
+	}
+	ps := sc.pairs
+	if len(ps) > MaxCandidates {
+		selectScored(ps, MaxCandidates)
+		ps = ps[:MaxCandidates]
+	}
+	var top float64
+	for _, c := range ps {
+		top = max(top, c.s)
+	}
+	return ps, top
 }
 
 var scratchPool = sync.Pool{New: func() any { return &scratch{} }}
@@ -873,8 +1023,9 @@ func (a scored) before(b scored) bool {
 	return a.id < b.id
 }
 
-// selectScored is selectK(c, k, scored.before) with the comparison
-// inlined: it runs over every row a multi-term query touches.
+// selectScored moves the k rows that come first under scored.before to
+// c[:k] (quickselect, median of three; the comparison inlined: it runs
+// over every row a multi-term query keeps).
 func selectScored(c []scored, k int) {
 	lo, hi := 0, len(c)-1
 	for lo < hi {
@@ -914,28 +1065,36 @@ func selectScored(c []scored, k int) {
 	}
 }
 
-// selectK moves the k elements that come first under less to c[:k]
-// (quickselect, median of three).
-func selectK[T any](c []T, k int, less func(a, b T) bool) {
+// before: a higher rank first, then the lower rowid (the name: rows are
+// numbered in name order).
+func (a hit) before(b hit) bool {
+	if a.rank != b.rank {
+		return a.rank > b.rank
+	}
+	return a.id < b.id
+}
+
+// selectHits is selectScored for hits under hit.before.
+func selectHits(c []hit, k int) {
 	lo, hi := 0, len(c)-1
 	for lo < hi {
 		mid := lo + (hi-lo)/2
-		if less(c[mid], c[lo]) {
+		if c[mid].before(c[lo]) {
 			c[mid], c[lo] = c[lo], c[mid]
 		}
-		if less(c[hi], c[lo]) {
+		if c[hi].before(c[lo]) {
 			c[hi], c[lo] = c[lo], c[hi]
 		}
-		if less(c[hi], c[mid]) {
+		if c[hi].before(c[mid]) {
 			c[hi], c[mid] = c[mid], c[hi]
 		}
 		pivot := c[mid]
 		i, j := lo, hi
 		for i <= j {
-			for less(c[i], pivot) {
+			for c[i].before(pivot) {
 				i++
 			}
-			for less(pivot, c[j]) {
+			for pivot.before(c[j]) {
 				j--
 			}
 			if i <= j {
@@ -965,6 +1124,22 @@ type termPostings struct {
 	// topFloor is the lowest score in top: when top is full, at least
 	// MaxCandidates rows of any query holding the term sum to this or more.
 	topFloor float64
+	has      []uint64 // bitset by rowid: the row holds the term
+	below    []int32  // per word of has: the rows before it (so a row's index in ids is found in O(1))
+	impact   []int32  // indices into ids and score, by score descending (ties: rowid)
+}
+
+// scoreAt is the term's share of row id's sum, and whether the row holds it.
+func (p *termPostings) scoreAt(id int32) (float64, bool) {
+	w := int(id) >> 6
+	if w >= len(p.has) {
+		return 0, false
+	}
+	bit := uint64(1) << (uint(id) & 63)
+	if p.has[w]&bit == 0 {
+		return 0, false
+	}
+	return p.score[int(p.below[w])+bits.OnesCount64(p.has[w]&(bit-1))], true
 }
 
 // scoreOf returns a dense by-rowid copy of the scores in buf (zero where
@@ -1040,6 +1215,28 @@ func (s *Snapshot) postings(ctx context.Context, term string) (*termPostings, er
 	if err := rows.Err(); err != nil {
 		return nil, fmt.Errorf("search: %w", err)
 	}
+	words := (len(s.docs) + 1 + 63) / 64
+	p.has, p.below = make([]uint64, words), make([]int32, words)
+	for _, id := range p.ids { // ids are ascending and distinct
+		p.has[id>>6] |= 1 << (uint(id) & 63)
+	}
+	for w, n := 0, 0; w < words; w++ {
+		p.below[w] = int32(n)
+		n += bits.OnesCount64(p.has[w])
+	}
+	p.impact = make([]int32, len(p.ids))
+	for k := range p.impact {
+		p.impact[k] = int32(k)
+	}
+	slices.SortFunc(p.impact, func(a, b int32) int {
+		switch {
+		case p.score[a] > p.score[b]:
+			return -1
+		case p.score[a] < p.score[b]:
+			return 1
+		}
+		return int(a - b)
+	})
 	sc := &scratch{acc: p.scoreOf(nil, len(s.docs)+1), touched: append([]int32(nil), p.ids...)}
 	top, best := sc.best(MaxCandidates, 0)
 	p.top, p.topBest = append([]scored(nil), top...), best

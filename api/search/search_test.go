@@ -551,7 +551,14 @@ func crowd(n int) []search.Doc {
 // the reference does.
 func TestSearchEqualsTheSQLRankingPastTheCandidateBoundary(t *testing.T) {
 	docs := crowd(6000)
+	for _, mode := range []int{1, 2, -1, 0} { // rows above the thresholds, best and smaller terms' rows, every posting summed, by cost
+		t.Run(fmt.Sprintf("gather %d", mode), func(t *testing.T) { pastTheBoundary(t, docs, mode) })
+	}
+}
+
+func pastTheBoundary(t *testing.T, docs []search.Doc, gather int) {
 	s := build(t, docs)
+	s.SetGather(gather)
 	ctx := context.Background()
 	queries := []string{"data", "files", "data files", "search query cloud", "files data", "notes email calendar weather",
 		"stripe payments", "stripe", "acme data", "github issues", "memory agent", "data data files", "nothingatall data",
