@@ -19,12 +19,14 @@
 // sum of its terms' single-term bm25 (bit for bit, in query order), so each
 // term's postings — rows, their bm25 share, and the rows holding it in name
 // or title — are read from FTS5 once per snapshot and cached (bounded; the
-// PrewarmTerms most frequent words at Build), and a query sums them in Go,
-// leaving out before the selection the rows that cannot reach the
-// candidates (a floor proved from one term's own postings). A query's answer
-// depends on its terms and the snapshot only, so it is kept in the
-// snapshot's result cache (keyed by the parsed terms, bounded by the rows it
-// holds; a swap brings a new snapshot with an empty one), and the sponsored
+// PrewarmTerms most frequent words at Build), and a query sums them in Go
+// without scoring every match: only the rows that can still be candidates
+// are read (Snapshot.rank: a floor proved from one term's own postings,
+// MaxScore-style thresholds, or each term's best rows and the smaller
+// terms' rows). A query's answer depends on its terms and the snapshot
+// only, so it is kept in the snapshot's result cache (keyed by the parsed
+// terms, bounded by the rows it holds; a swap brings a new snapshot with an
+// empty one; Build answers the frequent words alone), and the sponsored
 // slot is decided per request from the cached candidate boundary. Search
 // equals the per-request SQL ranking it replaced (searchSQL, kept as the
 // reference tests compare it with, cached and uncached).
@@ -238,17 +240,22 @@ func Build(ctx context.Context, publicationID string, docs []Doc) (*Snapshot, er
 		return fail(err)
 	}
 	for _, t := range frequentWords(s.docs, PrewarmTerms) {
-		if _, err := s.postings(ctx, t); err != nil {
+		// The word as a query of its own (ParseQuery splits as
+		// frequentWords does), answered into the result cache too.
+		qr, err := s.rank(ctx, []string{t})
+		if err != nil {
 			return fail(err)
 		}
+		s.queries.put(t, qr)
 	}
 	return s, nil
 }
 
 // PrewarmTerms is how many of the most frequent words Build reads the
-// postings of, so that the first query naming one does not pay for it: a
-// word in thousands of servers costs tens of milliseconds to read from FTS5
-// (bm25 of every row holding it), a rare one almost nothing.
+// postings of, and answers as one-word queries, so that the first query
+// naming one does not pay for it: a word in thousands of servers costs tens
+// of milliseconds to read from FTS5 (bm25 of every row holding it), a rare
+// one almost nothing.
 const PrewarmTerms = 512
 
 // frequentWords returns up to n words (as ParseQuery splits them) held by
