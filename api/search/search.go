@@ -19,9 +19,17 @@
 // sum of its terms' single-term bm25 (bit for bit, in query order), so each
 // term's postings — rows, their bm25 share, and the rows holding it in name
 // or title — are read from FTS5 once per snapshot and cached (bounded; the
-// PrewarmTerms most frequent words at Build), and a query sums them in Go.
-// Search equals the per-request SQL ranking it replaced (searchSQL, kept as
-// the reference a test compares it with).
+// PrewarmTerms most frequent words at Build), and a query sums them in Go
+// without scoring every match: only the rows that can still be candidates
+// are read (Snapshot.rank: a floor proved from one term's own postings,
+// MaxScore-style thresholds, or each term's best rows and the smaller
+// terms' rows). A query's answer depends on its terms and the snapshot
+// only, so it is kept in the snapshot's result cache (keyed by the parsed
+// terms, bounded by the rows it holds; a swap brings a new snapshot with an
+// empty one; Build answers the frequent words alone), and the sponsored
+// slot is decided per request from the cached candidate boundary. Search
+// equals the per-request SQL ranking it replaced (searchSQL, kept as the
+// reference tests compare it with, cached and uncached).
 //
 // Final rank (SPEC §6): 0.5·relevance + 0.15·coverage + 0.25·ns_match +
 // 0.3·score/100, then × toolfinder.RankMultiplier (flagged × 0.5, last check
@@ -53,6 +61,8 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"math/bits"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -165,6 +175,11 @@ type Snapshot struct {
 	labelSeq      []int32          // the docs' namespace labels as ids, meta[i].labels indexes it
 	labelIDs      map[string]int32 // namespace label → id
 	terms         termCache
+	queries       queryCache // answers by query terms (Search)
+	// gatherMode overrides rank's choice of candidatePath (tests: 1 the
+	// rows above the thresholds when a floor is known, 2 the terms' best
+	// rows and the smaller terms' rows, -1 every posting summed; 0 by cost).
+	gatherMode int
 }
 
 // docMeta is what the final rank reads of a document, precomputed: a
@@ -236,17 +251,22 @@ func Build(ctx context.Context, publicationID string, docs []Doc) (*Snapshot, er
 		return fail(err)
 	}
 	for _, t := range frequentWords(s.docs, PrewarmTerms) {
-		if _, err := s.postings(ctx, t); err != nil {
+		// The word as a query of its own (ParseQuery splits as
+		// frequentWords does), answered into the result cache too.
+		qr, err := s.rank(ctx, []string{t})
+		if err != nil {
 			return fail(err)
 		}
+		s.queries.put(t, qr)
 	}
 	return s, nil
 }
 
 // PrewarmTerms is how many of the most frequent words Build reads the
-// postings of, so that the first query naming one does not pay for it: a
-// word in thousands of servers costs tens of milliseconds to read from FTS5
-// (bm25 of every row holding it), a rare one almost nothing.
+// postings of, and answers as one-word queries, so that the first query
+// naming one does not pay for it: a word in thousands of servers costs tens
+// of milliseconds to read from FTS5 (bm25 of every row holding it), a rare
+// one almost nothing.
 const PrewarmTerms = 512
 
 // frequentWords returns up to n words (as ParseQuery splits them) held by
@@ -482,6 +502,10 @@ type Index struct {
 	// Grace is how long a replaced snapshot stays open for queries that
 	// already hold it (default 30 s).
 	Grace time.Duration
+	// NoResultCache ranks every query afresh instead of answering a
+	// repeated one from the snapshot's result cache (the answers are the
+	// same): the benchmark measures both.
+	NoResultCache bool
 }
 
 // Current returns the snapshot in use, or nil before the first Swap.
@@ -507,7 +531,7 @@ func (x *Index) Search(ctx context.Context, q string, limit int, sponsors []stri
 	if s == nil {
 		return Response{}, ErrNotReady
 	}
-	return s.Search(ctx, q, limit, sponsors)
+	return s.search(ctx, q, limit, sponsors, !x.NoResultCache)
 }
 
 // Search ranks the matches of q; sponsors are the campaign's server names in
@@ -521,7 +545,18 @@ func (x *Index) Search(ctx context.Context, q string, limit int, sponsors []stri
 // postings (rowid, ci) and its name/title rows are read from FTS5 once per
 // snapshot and cached (termCache); a query sums, keeps the MaxCandidates
 // best (bm25, then rowid, as ORDER BY b, rowid LIMIT did), and ranks those.
+//
+// A query's ranking depends on its terms and the snapshot only, so it is
+// computed once per snapshot (rank) and kept in the snapshot's result
+// cache, keyed by the parsed terms: a new publication is a new snapshot
+// with an empty cache, so a swap invalidates it. The campaign is not part
+// of the key: the sponsored entry is decided per request from the cached
+// candidate boundary (sponsoredOf).
 func (s *Snapshot) Search(ctx context.Context, q string, limit int, sponsors []string) (Response, error) {
+	return s.search(ctx, q, limit, sponsors, true)
+}
+
+func (s *Snapshot) search(ctx context.Context, q string, limit int, sponsors []string, cache bool) (Response, error) {
 	terms, err := ParseQuery(q)
 	if err != nil {
 		return Response{}, err
@@ -532,137 +567,301 @@ func (s *Snapshot) Search(ctx context.Context, q string, limit int, sponsors []s
 	if limit > MaxLimit {
 		limit = MaxLimit
 	}
-	posts := make([]*termPostings, len(terms))
-	for i, t := range terms {
-		if posts[i], err = s.postings(ctx, t); err != nil {
+	key := strings.Join(terms, " ") // terms are alphanumeric: the join is unambiguous
+	var qr *queryResult
+	if cache {
+		qr = s.queries.get(key)
+	}
+	if qr == nil {
+		if qr, err = s.rank(ctx, terms); err != nil {
 			return Response{}, err
 		}
-	}
-	sc := scratchPool.Get().(*scratch)
-	defer scratchPool.Put(sc)
-	var cands []scored // the candidates and their −bm25
-	var best float64   // the best −bm25: relevance is relative to it
-	if len(posts) == 1 {
-		// One term: its best rows, kept when its postings were read.
-		cands, best = posts[0].top, posts[0].topBest
-	} else {
-		sc.reset(len(s.docs) + 1)
-		for _, p := range posts { // query order: the sum's order is FTS5's
-			for j, id := range p.ids {
-				if !sc.seen[id] {
-					sc.seen[id] = true
-					sc.touched = append(sc.touched, id)
-				}
-				sc.acc[id] += p.score[j]
-			}
+		if cache {
+			s.queries.put(key, qr)
 		}
-		cands, best = sc.best(MaxCandidates)
 	}
-	resp := Response{PublicationID: s.PublicationID, Terms: terms, Total: len(cands), Results: []Result{}, Sponsored: []Result{}}
-	if len(cands) == 0 {
+	resp := Response{PublicationID: s.PublicationID, Terms: terms, Total: qr.total, Results: []Result{}, Sponsored: []Result{}}
+	if qr.total == 0 {
 		return resp, nil
 	}
-	result := func(r rankedRow) Result {
-		return Result{Doc: s.docs[r.id-1], Relevance: r.rel, Coverage: r.cov, NSMatch: r.ns, Multiplier: r.mult, Rank: r.rank}
-	}
-	// A one-term query's ranking depends on the term and the snapshot
-	// only: its first MaxLimit rows are kept with the postings.
-	if len(posts) == 1 && len(sponsors) == 0 {
-		if top := posts[0].ranked.Load(); top != nil {
-			resp.Results = make([]Result, min(limit, len(*top)))
-			for i := range resp.Results {
-				resp.Results[i] = result((*top)[i])
-			}
-			return resp, nil
-		}
-	}
-	// The query's terms as namespace-label ids (-1: names no label).
-	var termLabels [MaxTerms]int32
-	nl := 0 // the terms that name a label: most queries name none
-	for _, t := range terms {
-		if id, ok := s.labelIDs[t]; ok {
-			termLabels[nl] = id
-			nl++
-		}
-	}
-	ranked := sc.ranked[:0]
-	for _, c := range cands {
-		id := c.id
-		m := &s.meta[id-1]
-		r := rankedRow{id: id}
-		if best > 0 {
-			r.rel = math.Min(1, math.Max(0, c.s/best))
-		}
-		n := 0
-		for _, p := range posts {
-			if p.inNameTitle(id) {
-				n++
-			}
-		}
-		r.cov = float64(n) / float64(len(terms))
-		if nl > 0 {
-		labels:
-			for _, l := range s.labelSeq[m.labels[0]:m.labels[1]] {
-				for _, t := range termLabels[:nl] {
-					if t == l {
-						r.ns = 1
-						break labels
-					}
-				}
-			}
-		}
-		r.mult = m.mult
-		r.rank = (WRelevance*r.rel + WCoverage*r.cov + WNamespace*r.ns + WScore*m.score/100) * r.mult
-		ranked = append(ranked, r)
-	}
-	sc.ranked = ranked
-	if len(sponsors) > 0 {
-		// toolfinder.Sponsored looks matches up by name: their order does
-		// not matter, so this runs before the partial sort below.
-		rk := make([]toolfinder.Ranked, len(ranked))
-		at := make(map[string]int, len(ranked))
-		for i, r := range ranked {
-			d := &s.docs[r.id-1]
-			rk[i] = d.ranked()
-			at[d.Name] = i
-		}
-		for _, sp := range toolfinder.Sponsored(rk, sponsors) {
-			resp.Sponsored = append(resp.Sponsored, result(ranked[at[sp.Name]]))
-		}
-	}
-	// Names are unique, so (rank desc, name asc) is a total order: the
-	// first limit rows under it are the reference's stable sort's.
-	before := func(a, b rankedRow) bool {
-		if a.rank != b.rank {
-			return a.rank > b.rank
-		}
-		return s.docs[a.id-1].Name < s.docs[b.id-1].Name
-	}
-	n := min(limit, len(ranked))
-	if len(posts) == 1 {
-		n = min(MaxLimit, len(ranked)) // kept for the term's next queries
-	}
-	top := ranked
-	if len(top) > n {
-		selectK(top, n, before)
-		top = top[:n]
-	}
-	sort.Slice(top, func(i, j int) bool { return before(top[i], top[j]) })
-	if len(posts) == 1 {
-		keep := append([]rankedRow(nil), top...)
-		posts[0].ranked.Store(&keep)
-		top = top[:min(limit, len(top))]
-	}
+	top := qr.top[:min(limit, len(qr.top))]
 	resp.Results = make([]Result, len(top))
-	for i := range top {
-		resp.Results[i] = result(top[i])
+	for i, h := range top {
+		resp.Results[i] = s.result(h, len(terms))
+	}
+	if len(sponsors) > 0 {
+		if resp.Sponsored, err = s.sponsoredOf(ctx, terms, qr, sponsors); err != nil {
+			return Response{}, err
+		}
 	}
 	return resp, nil
 }
 
-type rankedRow struct {
-	id                       int32
-	rel, cov, ns, mult, rank float64
+// queryResult is what a query's answer is made of, for any limit and any
+// campaign: immutable once cached.
+type queryResult struct {
+	total int     // candidates: min(matches, MaxCandidates)
+	best  float64 // the best −bm25: relevance is relative to it
+	last  scored  // the last candidate by (−bm25 desc, rowid): a match is a candidate iff it is not after it
+	top   []hit   // the first MaxLimit candidates in the final order
+}
+
+// hit is one ranked row, compact (the cache holds up to MaxLimit per
+// query); the multiplier and the score are the doc's (docMeta).
+type hit struct {
+	rel, rank float64
+	id        int32
+	cov       uint8 // query terms in name or title
+	ns        bool
+}
+
+func (s *Snapshot) result(h hit, nterms int) Result {
+	m := &s.meta[h.id-1]
+	r := Result{Doc: s.docs[h.id-1], Relevance: h.rel, Coverage: float64(h.cov) / float64(nterms), Multiplier: m.mult, Rank: h.rank}
+	if h.ns {
+		r.NSMatch = 1
+	}
+	return r
+}
+
+// ranker computes the final rank of rows of one query.
+type ranker struct {
+	s          *Snapshot
+	posts      []*termPostings
+	best       float64
+	termLabels [MaxTerms]int32 // the query's terms that name a namespace label, as label ids
+	nl         int
+}
+
+func (s *Snapshot) newRanker(terms []string, posts []*termPostings, best float64) *ranker {
+	rk := &ranker{s: s, posts: posts, best: best}
+	for _, t := range terms {
+		if id, ok := s.labelIDs[t]; ok {
+			rk.termLabels[rk.nl] = id
+			rk.nl++
+		}
+	}
+	return rk
+}
+
+// row ranks rowid id whose −bm25 sum is sum (SPEC §6, as searchSQL does).
+func (rk *ranker) row(id int32, sum float64) hit {
+	m := &rk.s.meta[id-1]
+	h := hit{id: id}
+	if rk.best > 0 {
+		h.rel = math.Min(1, math.Max(0, sum/rk.best))
+	}
+	for _, p := range rk.posts {
+		if p.inNameTitle(id) {
+			h.cov++
+		}
+	}
+	var ns float64
+	if rk.nl > 0 {
+	labels:
+		for _, l := range rk.s.labelSeq[m.labels[0]:m.labels[1]] {
+			for _, t := range rk.termLabels[:rk.nl] {
+				if t == l {
+					h.ns, ns = true, 1
+					break labels
+				}
+			}
+		}
+	}
+	cov := float64(h.cov) / float64(len(rk.posts))
+	h.rank = (WRelevance*h.rel + WCoverage*cov + WNamespace*ns + WScore*m.score/100) * m.mult
+	return h
+}
+
+// rank computes a query's answer: the MaxCandidates best rows by −bm25 sum
+// and the first MaxLimit of them by the final rank.
+//
+// Not every match is scored; every shortcut is exact, and candidatePath
+// takes the cheapest of them for the query:
+//   - A row's sum is at least each of its terms' shares (positive floats
+//     added in order never decrease), so a term holding MaxCandidates rows
+//     or more proves that many rows sum to at least its MaxCandidates-th
+//     best share: that share (the largest over the terms) is a floor under
+//     the last candidate's sum, and rows under it are dropped before the
+//     selection.
+//   - Rows whose every share is under its term's threshold θ(t) are under
+//     the floor when the θ(t) add up to less than it (MaxScore-style: a
+//     term whose best share is under its part of the floor gets a threshold
+//     above that share, the others split the rest). Only the rows above a
+//     threshold in some term are then read, from each term's rows in
+//     descending share order.
+//   - A row holding one term only sums to that term's share, so it is a
+//     candidate only if it is among that term's own MaxCandidates best
+//     (kept with the postings): the candidates are among those and the rows
+//     of every term but the one with the most rows. A common word beside a
+//     rare one reads the common word's best rows, not all of them.
+//
+// A row read on a shortcut is summed exactly (each term's share looked up
+// by rowid, in query order); otherwise every posting is summed. The
+// selection over the rows kept is exact, so the candidates are the same.
+func (s *Snapshot) rank(ctx context.Context, terms []string) (*queryResult, error) {
+	posts := make([]*termPostings, len(terms))
+	for i, t := range terms {
+		var err error
+		if posts[i], err = s.postings(ctx, t); err != nil {
+			return nil, err
+		}
+	}
+	sc := scratchPool.Get().(*scratch)
+	defer scratchPool.Put(sc)
+	var cands []scored
+	var best float64
+	if len(posts) == 1 {
+		// One term: its best rows, kept when its postings were read.
+		cands, best = posts[0].top, posts[0].topBest
+	} else {
+		var floor float64
+		for _, p := range posts {
+			if len(p.top) == MaxCandidates {
+				floor = max(floor, p.topFloor)
+			}
+		}
+		sc.reset(len(s.docs) + 1)
+		path := candidatePath(posts, floor, &sc.theta)
+		switch {
+		case s.gatherMode == 1 && floor > 0:
+			path = aboveThetas
+		case s.gatherMode == 2:
+			path = topsAndOthers
+		case s.gatherMode < 0:
+			path = sumAll
+		}
+		if path != sumAll {
+			cands, best = sc.gather(posts, floor, path)
+		} else {
+			for _, p := range posts { // query order: the sum's order is FTS5's
+				for j, id := range p.ids {
+					if !sc.seen[id] {
+						sc.seen[id] = true
+						sc.touched = append(sc.touched, id)
+					}
+					sc.acc[id] += p.score[j]
+				}
+			}
+			cands, best = sc.best(MaxCandidates, floor)
+		}
+	}
+	qr := &queryResult{total: len(cands), best: best}
+	if len(cands) == 0 {
+		return qr, nil
+	}
+	qr.last = cands[0]
+	for _, c := range cands[1:] {
+		if qr.last.before(c) {
+			qr.last = c
+		}
+	}
+	rk := s.newRanker(terms, posts, best)
+	hits := sc.hits[:0]
+	for _, c := range cands {
+		hits = append(hits, rk.row(c.id, c.s))
+	}
+	sc.hits = hits
+	// Names are unique, so (rank desc, name asc) is a total order: the
+	// first MaxLimit rows under it are the reference's stable sort's. Rows
+	// are numbered in name order (Build), so the rowid stands for the name.
+	top := hits
+	if len(top) > MaxLimit {
+		selectHits(top, MaxLimit)
+		top = top[:MaxLimit]
+	}
+	slices.SortFunc(top, func(a, b hit) int {
+		if a.before(b) {
+			return -1
+		}
+		return 1 // names are unique: never equal
+	})
+	qr.top = append([]hit(nil), top...)
+	return qr, nil
+}
+
+// sponsoredOf is toolfinder.Sponsored over the query's candidates, asked
+// only about the campaign's servers: a campaign server is a candidate when
+// it matches a term and its (sum, rowid) is not after the last candidate's.
+// Its sum is recomputed as rank summed it (0 + each term's share, in query
+// order), so the comparison is exact.
+func (s *Snapshot) sponsoredOf(ctx context.Context, terms []string, qr *queryResult, sponsors []string) ([]Result, error) {
+	posts := make([]*termPostings, len(terms))
+	for i, t := range terms {
+		var err error
+		if posts[i], err = s.postings(ctx, t); err != nil {
+			return nil, err
+		}
+	}
+	var rk []toolfinder.Ranked
+	var rows []scored
+	for _, name := range sponsors {
+		i, ok := s.byName[name]
+		if !ok {
+			continue
+		}
+		id := int32(i + 1)
+		var sum float64
+		matched := false
+		for _, p := range posts {
+			if v, ok := p.scoreAt(id); ok {
+				sum += v
+				matched = true
+			}
+		}
+		if c := (scored{sum, id}); matched && !qr.last.before(c) {
+			rk = append(rk, s.docs[i].ranked())
+			rows = append(rows, c)
+		}
+	}
+	out := []Result{}
+	if len(rk) == 0 {
+		return out, nil
+	}
+	r := s.newRanker(terms, posts, qr.best)
+	for _, sp := range toolfinder.Sponsored(rk, sponsors) {
+		for k := range rk {
+			if rk[k].Name == sp.Name {
+				out = append(out, s.result(r.row(rows[k].id, rows[k].s), len(terms)))
+				break
+			}
+		}
+	}
+	return out, nil
+}
+
+// queryCache holds queries' answers, bounded by the rows it holds: two
+// generations, the older dropped when the newer fills, so the queries
+// asked again and again stay while a burst of one-off ones passes through.
+type queryCache struct {
+	mu        sync.RWMutex
+	cur, prev map[string]*queryResult
+	rows      int // hits held by cur
+}
+
+// maxCachedHits bounds a generation: ~12 MB of hits (24 bytes each).
+const maxCachedHits = 1 << 19
+
+func (c *queryCache) get(key string) *queryResult {
+	c.mu.RLock()
+	qr := c.cur[key]
+	if qr == nil {
+		qr = c.prev[key]
+	}
+	c.mu.RUnlock()
+	return qr
+}
+
+func (c *queryCache) put(key string, qr *queryResult) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.cur == nil || c.rows+len(qr.top)+1 > maxCachedHits {
+		c.prev, c.cur, c.rows = c.cur, map[string]*queryResult{}, 0
+	}
+	if _, ok := c.cur[key]; !ok {
+		c.cur[key] = qr
+		c.rows += len(qr.top) + 1
+	}
 }
 
 // scratch is one query's working memory, pooled: dense per-rowid sums.
@@ -671,7 +870,124 @@ type scratch struct {
 	seen    []bool
 	touched []int32
 	pairs   []scored
-	ranked  []rankedRow
+	hits    []hit
+	theta   [MaxTerms]float64
+}
+
+// How rank finds a multi-term query's candidates (see rank).
+const (
+	sumAll        = iota // sum every posting of every term
+	aboveThetas          // read the rows above each term's threshold
+	topsAndOthers        // read each term's own best rows and every row of the terms but the largest
+)
+
+// candidatePath sets each term's threshold (see rank) and picks the
+// cheapest exact way to the candidates: summing a posting costs about
+// what reading one share by rowid does, and reading a row costs one share
+// per term.
+func candidatePath(posts []*termPostings, floor float64, theta *[MaxTerms]float64) int {
+	// Terms by best share, ascending: a term whose best share is under an
+	// even part of what is left gets a threshold just above it (none of its
+	// rows is read for itself), the others split the rest evenly. The 1e-9
+	// margin covers the rounding of a sum of at most MaxTerms shares.
+	var order [MaxTerms]int
+	m := len(posts)
+	for i := range m {
+		order[i] = i
+		for j := i; j > 0 && posts[order[j]].topBest < posts[order[j-1]].topBest; j-- {
+			order[j], order[j-1] = order[j-1], order[j]
+		}
+	}
+	rem := floor * (1 - 1e-9)
+	for k, t := range order[:m] {
+		th := min(math.Nextafter(posts[t].topBest, math.Inf(1)), rem/float64(m-k))
+		theta[t] = th
+		rem -= th
+	}
+	all, above, tops, largest := 0, 0, 0, 0
+	for t, p := range posts {
+		all += len(p.ids)
+		// impact is by descending share: the rows at or above θ are a prefix.
+		above += sort.Search(len(p.impact), func(k int) bool { return p.score[p.impact[k]] < theta[t] })
+		tops += len(p.top) + len(p.ids)
+		largest = max(largest, len(p.ids))
+	}
+	tops -= largest
+	switch best := min(all, tops*m); {
+	case floor > 0 && above*m < best:
+		return aboveThetas
+	case tops*m < all:
+		return topsAndOthers
+	}
+	return sumAll
+}
+
+// gather selects the candidates among the rows path reads (see rank): each
+// row's exact sum, the rows at or above floor, their k best as best(k,
+// floor) would return them.
+func (sc *scratch) gather(posts []*termPostings, floor float64, path int) ([]scored, float64) {
+	sc.pairs = sc.pairs[:0]
+	visit := func(id int32) {
+		if sc.seen[id] {
+			return
+		}
+		sc.seen[id] = true
+		sc.touched = append(sc.touched, id)
+		var sum float64
+		for _, q := range posts { // query order: the sum's order is FTS5's
+			if v, ok := q.scoreAt(id); ok {
+				sum += v
+			}
+		}
+		if sum >= floor {
+			sc.pairs = append(sc.pairs, scored{sum, id})
+		}
+	}
+	switch path {
+	case aboveThetas:
+		for t, p := range posts {
+			for _, k := range p.impact {
+				if p.score[k] < sc.theta[t] {
+					break
+				}
+				visit(p.ids[k])
+			}
+		}
+	case topsAndOthers:
+		// A row holding one term only sums to that term's share: unless it
+		// is among the term's own MaxCandidates best, as many rows sum to
+		// at least as much and come first. So every candidate is among the
+		// terms' best rows or holds two terms, and then it is a row of a
+		// term other than the largest.
+		largest := 0
+		for t, p := range posts {
+			if len(p.ids) > len(posts[largest].ids) {
+				largest = t
+			}
+		}
+		for _, p := range posts {
+			for _, c := range p.top {
+				visit(c.id)
+			}
+		}
+		for t, p := range posts {
+			if t != largest {
+				for _, id := range p.ids {
+					visit(id)
+				}
+			}
+		}
+	}
+	ps := sc.pairs
+	if len(ps) > MaxCandidates {
+		selectScored(ps, MaxCandidates)
+		ps = ps[:MaxCandidates]
+	}
+	var top float64
+	for _, c := range ps {
+		top = max(top, c.s)
+	}
+	return ps, top
 }
 
 var scratchPool = sync.Pool{New: func() any { return &scratch{} }}
@@ -690,10 +1006,14 @@ func (sc *scratch) reset(n int) {
 
 // best returns the k touched rowids of highest sum (ties: lower rowid), in
 // no particular order (the final rank orders them), and the highest sum.
-func (sc *scratch) best(k int) ([]scored, float64) {
+// floor is at most the k-th highest sum (0: unknown): rows below it are not
+// among the k and are left out of the selection.
+func (sc *scratch) best(k int, floor float64) ([]scored, float64) {
 	ps := sc.pairs[:0]
 	for _, id := range sc.touched {
-		ps = append(ps, scored{sc.acc[id], id})
+		if a := sc.acc[id]; a >= floor {
+			ps = append(ps, scored{a, id})
+		}
 	}
 	sc.pairs = ps
 	if len(ps) > k {
@@ -721,8 +1041,9 @@ func (a scored) before(b scored) bool {
 	return a.id < b.id
 }
 
-// selectScored is selectK(c, k, scored.before) with the comparison
-// inlined: it runs over every row a multi-term query touches.
+// selectScored moves the k rows that come first under scored.before to
+// c[:k] (quickselect, median of three; the comparison inlined: it runs
+// over every row a multi-term query keeps).
 func selectScored(c []scored, k int) {
 	lo, hi := 0, len(c)-1
 	for lo < hi {
@@ -762,28 +1083,36 @@ func selectScored(c []scored, k int) {
 	}
 }
 
-// selectK moves the k elements that come first under less to c[:k]
-// (quickselect, median of three).
-func selectK[T any](c []T, k int, less func(a, b T) bool) {
+// before: a higher rank first, then the lower rowid (the name: rows are
+// numbered in name order).
+func (a hit) before(b hit) bool {
+	if a.rank != b.rank {
+		return a.rank > b.rank
+	}
+	return a.id < b.id
+}
+
+// selectHits is selectScored for hits under hit.before.
+func selectHits(c []hit, k int) {
 	lo, hi := 0, len(c)-1
 	for lo < hi {
 		mid := lo + (hi-lo)/2
-		if less(c[mid], c[lo]) {
+		if c[mid].before(c[lo]) {
 			c[mid], c[lo] = c[lo], c[mid]
 		}
-		if less(c[hi], c[lo]) {
+		if c[hi].before(c[lo]) {
 			c[hi], c[lo] = c[lo], c[hi]
 		}
-		if less(c[hi], c[mid]) {
+		if c[hi].before(c[mid]) {
 			c[hi], c[mid] = c[mid], c[hi]
 		}
 		pivot := c[mid]
 		i, j := lo, hi
 		for i <= j {
-			for less(c[i], pivot) {
+			for c[i].before(pivot) {
 				i++
 			}
-			for less(pivot, c[j]) {
+			for pivot.before(c[j]) {
 				j--
 			}
 			if i <= j {
@@ -810,9 +1139,25 @@ type termPostings struct {
 	nt      []uint64  // bitset by rowid: the term is in name or title
 	top     []scored  // the MaxCandidates best rows of the term alone
 	topBest float64   // the best score
-	// ranked is the one-term query's final order, its first MaxLimit
-	// rows, once a query computed it.
-	ranked atomic.Pointer[[]rankedRow]
+	// topFloor is the lowest score in top: when top is full, at least
+	// MaxCandidates rows of any query holding the term sum to this or more.
+	topFloor float64
+	has      []uint64 // bitset by rowid: the row holds the term
+	below    []int32  // per word of has: the rows before it (so a row's index in ids is found in O(1))
+	impact   []int32  // indices into ids and score, by score descending (ties: rowid)
+}
+
+// scoreAt is the term's share of row id's sum, and whether the row holds it.
+func (p *termPostings) scoreAt(id int32) (float64, bool) {
+	w := int(id) >> 6
+	if w >= len(p.has) {
+		return 0, false
+	}
+	bit := uint64(1) << (uint(id) & 63)
+	if p.has[w]&bit == 0 {
+		return 0, false
+	}
+	return p.score[int(p.below[w])+bits.OnesCount64(p.has[w]&(bit-1))], true
 }
 
 // scoreOf returns a dense by-rowid copy of the scores in buf (zero where
@@ -888,9 +1233,37 @@ func (s *Snapshot) postings(ctx context.Context, term string) (*termPostings, er
 	if err := rows.Err(); err != nil {
 		return nil, fmt.Errorf("search: %w", err)
 	}
+	words := (len(s.docs) + 1 + 63) / 64
+	p.has, p.below = make([]uint64, words), make([]int32, words)
+	for _, id := range p.ids { // ids are ascending and distinct
+		p.has[id>>6] |= 1 << (uint(id) & 63)
+	}
+	for w, n := 0, 0; w < words; w++ {
+		p.below[w] = int32(n)
+		n += bits.OnesCount64(p.has[w])
+	}
+	p.impact = make([]int32, len(p.ids))
+	for k := range p.impact {
+		p.impact[k] = int32(k)
+	}
+	slices.SortFunc(p.impact, func(a, b int32) int {
+		switch {
+		case p.score[a] > p.score[b]:
+			return -1
+		case p.score[a] < p.score[b]:
+			return 1
+		}
+		return int(a - b)
+	})
 	sc := &scratch{acc: p.scoreOf(nil, len(s.docs)+1), touched: append([]int32(nil), p.ids...)}
-	top, best := sc.best(MaxCandidates)
+	top, best := sc.best(MaxCandidates, 0)
 	p.top, p.topBest = append([]scored(nil), top...), best
+	if len(p.top) > 0 {
+		p.topFloor = p.top[0].s
+		for _, c := range p.top[1:] {
+			p.topFloor = min(p.topFloor, c.s)
+		}
+	}
 	s.terms.mu.Lock()
 	defer s.terms.mu.Unlock()
 	if q := s.terms.m[term]; q != nil { // a concurrent query read it first

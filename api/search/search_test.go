@@ -3,8 +3,11 @@ package search_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"math"
+	"math/rand/v2"
 	"reflect"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -416,7 +419,8 @@ func TestSwapDoesNotBlockQueries(t *testing.T) {
 // float, over single terms, several terms, namespace labels, stems, terms
 // matching nothing and repeated queries (cache hits). Servers under a safety
 // hold (some also flagged) and a campaign of eligible, ineligible and held
-// servers are among them, so both paths apply the hold alike.
+// servers are among them, so both paths apply the hold alike. Answers from
+// the result cache and ranked afresh are both compared.
 func TestSearchEqualsTheSQLRanking(t *testing.T) {
 	docs := bundledDocs(t)
 	var sponsors []string
@@ -459,6 +463,9 @@ func TestSearchEqualsTheSQLRanking(t *testing.T) {
 					if !reflect.DeepEqual(got, want) {
 						t.Fatalf("%q limit %d sponsors %d: Search differs from the reference\ngot  %+v\nwant %+v", q, limit, len(sp), got, want)
 					}
+					if fresh, _ := s.SearchUncached(ctx, q, limit, sp); !reflect.DeepEqual(fresh, want) {
+						t.Fatalf("%q limit %d sponsors %d: Search without the result cache differs from the reference\ngot  %+v\nwant %+v", q, limit, len(sp), fresh, want)
+					}
 					for _, r := range got.Results {
 						if r.Hold != nil {
 							heldHits++
@@ -476,5 +483,250 @@ func TestSearchEqualsTheSQLRanking(t *testing.T) {
 	}
 	if heldHits == 0 || sponsored == 0 {
 		t.Errorf("the comparison covered %d held results and %d sponsored ones: want both", heldHits, sponsored)
+	}
+}
+
+// crowd is a synthetic population larger than MaxCandidates many times
+// over, from a small Zipf-like vocabulary, so that common words match
+// thousands of servers and the candidate boundary (the MaxCandidates-th
+// best bm25) cuts through them; some texts repeat word for word, so sums
+// tie at the boundary and the rowid decides. Some servers are held,
+// flagged or down, a third score 50 or more, and namespaces carry
+// labels that are also words of the vocabulary.
+func crowd(n int) []search.Doc {
+	vocab := []string{"data", "files", "search", "query", "cloud", "notes", "email", "calendar", "weather", "github",
+		"issues", "database", "stripe", "payments", "browser", "kubernetes", "slack", "docs", "images", "maps",
+		"crm", "tasks", "postgres", "analytics", "monitor", "deploy", "secure", "fast", "agent", "memory"}
+	labels := []string{"acme", "stripe", "github", "notes", "weather", "globex", "initech"}
+	rng := rand.New(rand.NewPCG(7, 11))
+	word := func() string { // vocab[0] most common
+		return vocab[min(len(vocab)-1, int(float64(len(vocab))*math.Pow(rng.Float64(), 2.2)))]
+	}
+	phrase := func(k int) string {
+		w := make([]string, k)
+		for i := range w {
+			w[i] = word()
+		}
+		return strings.Join(w, " ")
+	}
+	docs := make([]search.Doc, 0, n)
+	for i := range n {
+		ns := fmt.Sprintf("io.github.user%d", i)
+		if i%9 == 0 {
+			ns = "com." + labels[i%len(labels)] + fmt.Sprintf(".team%d", i%13)
+		}
+		d := search.Doc{Name: fmt.Sprintf("%s/%s-%d", ns, word(), i), Description: phrase(3 + rng.IntN(12)), Score: rng.IntN(101),
+			Categories: []string{[]string{"developer-tools", "productivity", "databases"}[i%3]}}
+		if i%4 == 0 {
+			d.Title = phrase(1 + rng.IntN(3))
+		}
+		if i%3 == 0 {
+			d.Tools = []string{word() + "_" + word(), phrase(5)}
+		}
+		if i > 0 && i%10 < 3 { // word-for-word repeats: equal bm25 where lengths match
+			d.Description = docs[i/2].Description
+		}
+		switch i % 17 {
+		case 0:
+			d.Hold = &search.SafetyHold{Reason: search.HoldBandD, Band: "D", Signals: []search.HeldSignal{}}
+		case 1:
+			d.Flags = []string{"placeholder"}
+		case 2:
+			d.LastOutcome = "unreachable"
+		case 3:
+			d.Hold, d.Flags = &search.SafetyHold{Reason: search.HoldBandF, Band: "F", Signals: []search.HeldSignal{}}, []string{"retired"}
+		}
+		docs = append(docs, d)
+	}
+	return docs
+}
+
+// TestSearchEqualsTheSQLRankingPastTheCandidateBoundary is the comparison
+// with the SQL reference on a population where queries have many more
+// matches than MaxCandidates, so the floor that drops rows before the
+// selection and the boundary that decides sponsorship are both exercised:
+// cached and uncached answers equal the reference for every limit, and a
+// campaign whose first servers sit just past the boundary (eligible, but
+// not candidates) sponsors the first eligible server just inside it, as
+// the reference does.
+func TestSearchEqualsTheSQLRankingPastTheCandidateBoundary(t *testing.T) {
+	docs := crowd(6000)
+	for _, mode := range []int{1, 2, -1, 0} { // rows above the thresholds, best and smaller terms' rows, every posting summed, by cost
+		t.Run(fmt.Sprintf("gather %d", mode), func(t *testing.T) { pastTheBoundary(t, docs, mode) })
+	}
+}
+
+func pastTheBoundary(t *testing.T, docs []search.Doc, gather int) {
+	s := build(t, docs)
+	s.SetGather(gather)
+	ctx := context.Background()
+	queries := []string{"data", "files", "data files", "search query cloud", "files data", "notes email calendar weather",
+		"stripe payments", "stripe", "acme data", "github issues", "memory agent", "data data files", "nothingatall data",
+		"weather globex files", "initech", "cloud deploy kubernetes monitor analytics"}
+	eligible := func(name string) bool {
+		for _, d := range docs {
+			if d.Name == name {
+				return d.Score >= 50 && d.Hold == nil
+			}
+		}
+		return false
+	}
+	crossed := 0
+	for _, q := range queries {
+		cands, err := s.CandidatesSQL(ctx, q, search.MaxCandidates+200)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var campaign []string
+		if len(cands) > search.MaxCandidates {
+			crossed++
+			// just past the boundary first, then just inside it
+			for _, n := range cands[search.MaxCandidates:] {
+				campaign = append(campaign, n)
+			}
+			for i := search.MaxCandidates - 1; i >= search.MaxCandidates-200; i-- {
+				campaign = append(campaign, cands[i])
+			}
+		} else {
+			for i := len(cands) - 1; i >= 0 && len(campaign) < 50; i-- {
+				campaign = append(campaign, cands[i])
+			}
+		}
+		for _, limit := range []int{1, 20, 100} {
+			for _, sp := range [][]string{nil, campaign} {
+				want, werr := s.SearchReference(ctx, q, limit, sp)
+				if werr != nil {
+					t.Fatal(werr)
+				}
+				for _, run := range []struct {
+					name string
+					fn   func(context.Context, string, int, []string) (search.Response, error)
+				}{{"uncached", s.SearchUncached}, {"cached", s.Search}, {"cached again", s.Search}} {
+					got, err := run.fn(ctx, q, limit, sp)
+					if err != nil {
+						t.Fatal(err)
+					}
+					if !reflect.DeepEqual(got, want) {
+						t.Fatalf("%q limit %d campaign %d, %s: differs from the reference\ngot  %+v\nwant %+v", q, limit, len(sp), run.name, got, want)
+					}
+				}
+				if len(sp) > 0 && len(cands) > search.MaxCandidates {
+					if len(want.Sponsored) != 1 {
+						t.Fatalf("%q: no sponsored entry from a campaign of %d", q, len(sp))
+					}
+					at := slices.Index(cands, want.Sponsored[0].Name)
+					if at >= search.MaxCandidates {
+						t.Fatalf("%q: sponsored %s is past the boundary", q, want.Sponsored[0].Name)
+					}
+					skipped := 0
+					for _, n := range cands[search.MaxCandidates:] {
+						if eligible(n) {
+							skipped++
+						}
+					}
+					if skipped == 0 {
+						t.Fatalf("%q: no eligible server past the boundary: the campaign does not test it", q)
+					}
+				}
+			}
+		}
+	}
+	if crossed < 5 {
+		t.Errorf("only %d queries have more than %d matches", crossed, search.MaxCandidates)
+	}
+}
+
+// TestSwapInvalidatesCachedAnswers: an answer cached from one publication
+// is not served from the next. The same query, asked before and after a
+// swap to a snapshot where its first result is under a safety hold, gives
+// the new publication's id, the hold and the halved rank; asked again on
+// the old snapshot, the old answer.
+func TestSwapInvalidatesCachedAnswers(t *testing.T) {
+	docs := bundledDocs(t)
+	var x search.Index
+	x.Grace = time.Hour
+	first := build(t, docs)
+	x.Swap(first)
+	ctx := context.Background()
+	before, err := x.Search(ctx, "notion database", 10, nil)
+	if err != nil || len(before.Results) == 0 {
+		t.Fatalf("%v, %d results", err, len(before.Results))
+	}
+	top := before.Results[0]
+	held := append([]search.Doc(nil), docs...)
+	for i := range held {
+		if held[i].Name == top.Name {
+			held[i].Hold = &search.SafetyHold{Reason: search.HoldBandF, Band: "F", Signals: []search.HeldSignal{}}
+		}
+	}
+	second, err := search.Build(ctx, "pub-next", held)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { second.Close() })
+	x.Swap(second)
+	after, err := x.Search(ctx, "notion database", 10, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want, err := second.SearchReference(ctx, "notion database", 10, nil)
+	if err != nil || !reflect.DeepEqual(after, want) {
+		t.Fatalf("after the swap: differs from the new snapshot's reference (%v)", err)
+	}
+	_, r := find(after.Results, top.Name)
+	if after.PublicationID != "pub-next" || r.Hold == nil || r.Rank != 0.5*top.Rank {
+		t.Errorf("after the swap: publication %s, %s hold %v rank %v (was %v): the old answer was served", after.PublicationID, top.Name, r.Hold, r.Rank, top.Rank)
+	}
+	again, err := first.Search(ctx, "notion database", 10, nil)
+	if err != nil || !reflect.DeepEqual(again, before) {
+		t.Errorf("the old snapshot's answer changed (%v)", err)
+	}
+}
+
+// BenchmarkSearch ranks a query mix drawn from the vocabulary of a
+// 50,000-server crowd (one to three words, weighted by how many servers
+// hold them) with the result cache (answers repeat) and without it (every
+// query ranked, postings cached); bench -only api has the same through
+// HTTP on the generated registry.
+func BenchmarkSearch(b *testing.B) {
+	docs := crowd(50_000)
+	s, err := search.Build(context.Background(), "pub-bench", docs)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer s.Close()
+	rng := rand.New(rand.NewPCG(4, 2))
+	var words []string
+	for _, d := range docs[:2000] {
+		words = append(words, strings.Fields(d.Description)...)
+	}
+	queries := make([]string, 4096)
+	for i := range queries {
+		q := words[rng.IntN(len(words))]
+		for k := rng.IntN(3); k > 0; k-- {
+			q += " " + words[rng.IntN(len(words))]
+		}
+		queries[i] = q
+	}
+	ctx := context.Background()
+	for _, arm := range []struct {
+		name string
+		fn   func(context.Context, string, int, []string) (search.Response, error)
+	}{{"cached", s.Search}, {"uncached", s.SearchUncached}} {
+		b.Run(arm.name, func(b *testing.B) {
+			for _, q := range queries { // postings read, answers cached
+				if _, err := arm.fn(ctx, q, search.DefaultLimit, nil); err != nil {
+					b.Fatal(err)
+				}
+			}
+			b.ReportAllocs()
+			i := 0
+			for b.Loop() {
+				if _, err := arm.fn(ctx, queries[i%len(queries)], search.DefaultLimit, nil); err != nil {
+					b.Fatal(err)
+				}
+				i++
+			}
+		})
 	}
 }

@@ -120,6 +120,29 @@ func TestScanMatchesReference(t *testing.T) {
 	t.Logf("%d snapshot targets (%d findings), %d generated targets", len(snap), n, len(gen))
 }
 
+// TestSchemaViewOnCorpus pins the schema decoder to the map-based reading
+// (scan.SchemaViewDiff) on every tool of the snapshot and generated
+// targets.
+func TestSchemaViewOnCorpus(t *testing.T) {
+	n := 0
+	for _, set := range [][]scan.Target{snapshotTargets(t), generatedTargets(2000)} {
+		for _, tg := range set {
+			for _, tl := range tg.Tools {
+				if d := scan.SchemaViewDiff(tl); d != "" {
+					t.Fatalf("%s tool %s: %s", tg.Name, tl.Name, d)
+				}
+				if len(tl.InputSchema) > 2 {
+					n++
+				}
+			}
+		}
+	}
+	if n == 0 {
+		t.Fatal("no tool with a schema: the comparison is vacuous")
+	}
+	t.Logf("%d schemas", n)
+}
+
 // BenchmarkScan compares Scan with the reference scanner on the same
 // realistic targets in the same run.
 func BenchmarkScan(b *testing.B) {

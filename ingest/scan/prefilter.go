@@ -38,6 +38,14 @@ var (
 	kwForbid     = []string{"never", "not", "don", "override", "supersede", "precedence"}
 	// CI-003: (passed|piped|sent|forwarded|handed) … | (execute|run)… commands? | sh -c | shell=true
 	kwShellPass = []string{"passed", "piped", "sent", "forwarded", "handed", "command", "-c", "true"}
+	// Secrets: the case-sensitive literals every token of a rule holds
+	// (tokenRules' lits, and those of the Stripe, Slack webhook and PEM
+	// rules), lower-cased: a text without one folded cannot hold it as is.
+	kwAWS       = []string{"akia", "asia"}
+	kwGitHub    = []string{"ghp_", "gho_", "ghu_", "ghs_", "ghr_", "github_pat_"}
+	kwSlack     = []string{"xox"}
+	kwLLM       = []string{"sk-"}
+	kwKeyBlocks = []string{"_live_", "_test_", "https://hooks.slack.com/services/", "-----begin "}
 )
 
 // kwSet names keyword sets; a mask says which sets have a word present.
@@ -57,6 +65,11 @@ const (
 	setOtherTools
 	setForbid
 	setShellPass
+	setAWS
+	setGitHub
+	setSlack
+	setLLM
+	setKeyBlocks
 	setAll = 1<<iota - 1
 )
 
@@ -74,6 +87,7 @@ var kwIndex = func() (idx [256][]kwEntry) {
 		{setIgnoreVerb, kwIgnoreVerb}, {setIgnoreObject, kwIgnoreObject}, {setHiddenTag, kwHiddenTag}, {setUser, kwUser},
 		{setConcealVerb, kwConcealVerb}, {setStrongPath, kwStrongPath}, {setEnvFile, kwEnvFile}, {setEnvDotEnv, kwEnvDotEnv},
 		{setTool, kwTool}, {setToolModal, kwToolModal}, {setOtherTools, kwOtherTools}, {setForbid, kwForbid}, {setShellPass, kwShellPass},
+		{setAWS, kwAWS}, {setGitHub, kwGitHub}, {setSlack, kwSlack}, {setLLM, kwLLM}, {setKeyBlocks, kwKeyBlocks},
 	} {
 	words:
 		for _, w := range x.words {
@@ -90,16 +104,17 @@ var kwIndex = func() (idx [256][]kwEntry) {
 	return idx
 }()
 
-// present returns the sets with a word in low (lower-cased text), in one
-// pass; all sets when prefilters are off.
-func (v *view) present(low string) kwSet {
+// present returns the sets with a word in text, compared with its ASCII
+// letters lower-cased (the keywords are lower-case), in one pass without a
+// lower-cased copy; all sets when prefilters are off.
+func (v *view) present(text string) kwSet {
 	if v.all {
 		return setAll
 	}
 	var m kwSet
-	for i := 0; i < len(low); i++ {
-		for _, e := range kwIndex[low[i]] {
-			if m&e.sets != e.sets && strings.HasPrefix(low[i:], e.word) {
+	for i := 0; i < len(text); i++ {
+		for _, e := range kwIndex[lowerASCII(text[i])] {
+			if m&e.sets != e.sets && hasPrefixFold(text[i:], e.word) {
 				m |= e.sets
 			}
 		}
@@ -107,27 +122,44 @@ func (v *view) present(low string) kwSet {
 	return m
 }
 
+func lowerASCII(c byte) byte {
+	if 'A' <= c && c <= 'Z' {
+		return c + 'a' - 'A'
+	}
+	return c
+}
+
+// hasPrefixFold: s starts with word (lower-case) once s's ASCII letters are
+// lower-cased.
+func hasPrefixFold(s, word string) bool {
+	if len(s) < len(word) {
+		return false
+	}
+	for k := 1; k < len(word); k++ { // the first byte is the index's
+		if lowerASCII(s[k]) != word[k] {
+			return false
+		}
+	}
+	return true
+}
+
 // has reports whether m has a word of every set in req.
 func (m kwSet) has(req kwSet) bool { return m&req == req }
 
 // view is what the prefilters read of one text, computed in one pass.
 type view struct {
-	low   string // text with ASCII letters lower-cased: same length, same offsets
-	all   bool   // prefilters off (see above)
-	ascii bool   // no byte >= 0x80: no invisible or bidi character
-	b64   bool   // a run of >= 40 bytes of the base64 alphabet (reBase64 can match)
+	all   bool // prefilters off (see above)
+	ascii bool // no byte >= 0x80: no invisible or bidi character
+	b64   bool // a run of >= 40 bytes of the base64 alphabet (reBase64 can match)
 }
 
 func newView(text string) view {
-	v := view{low: text, ascii: true}
-	upper, run := false, 0
+	v := view{ascii: true}
+	run := 0
 	for i := 0; i < len(text); i++ {
 		c := text[i]
 		switch {
-		case 'A' <= c && c <= 'Z':
-			upper = true
-			run++
-		case 'a' <= c && c <= 'z', '0' <= c && c <= '9', c == '+', c == '/':
+		case 'A' <= c && c <= 'Z', 'a' <= c && c <= 'z', '0' <= c && c <= '9', c == '+', c == '/':
 			run++
 		default:
 			run = 0
@@ -142,18 +174,6 @@ func newView(text string) view {
 	if !v.ascii {
 		v.all = strings.Contains(text, "\u0130") || strings.Contains(text, "\u0131") ||
 			strings.Contains(text, "\u017f") || strings.Contains(text, "\u212a")
-	}
-	if upper {
-		var b strings.Builder
-		b.Grow(len(text))
-		for i := 0; i < len(text); i++ {
-			c := text[i]
-			if 'A' <= c && c <= 'Z' {
-				c += 'a' - 'A'
-			}
-			b.WriteByte(c)
-		}
-		v.low = b.String()
 	}
 	return v
 }

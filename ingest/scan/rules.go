@@ -4,7 +4,6 @@ import (
 	"encoding/base64"
 	"net/url"
 	"regexp"
-	"sort"
 	"strings"
 	"unicode"
 )
@@ -97,7 +96,7 @@ func scanText(text, tool string) []Finding {
 		out = append(out, Finding{Class: class, Severity: sev, RuleID: rule, Evidence: snippet(text, start, end)})
 	}
 	v := newView(text)
-	kw := v.present(v.low)
+	kw := v.present(text)
 	if kw.has(setIgnoreVerb | setIgnoreObject) {
 		if m := reIgnorePrev.FindStringIndex(text); m != nil {
 			add(ClassToolPoisoning, High, "TP-001", m[0], m[1])
@@ -119,7 +118,7 @@ func scanText(text, tool string) []Finding {
 			break
 		}
 		next = n
-		sm := v.present(v.low[off : off+len(s)])
+		sm := v.present(s)
 		if sm.has(setStrongPath) {
 			if m := reStrongPath.FindStringIndex(s); m != nil && reReadVerb.MatchString(s) {
 				add(ClassToolPoisoning, High, "TP-004", off+m[0], off+m[1])
@@ -172,7 +171,7 @@ func scanText(text, tool string) []Finding {
 			}
 		}
 	}
-	out = append(out, secrets(text)...)
+	out = append(out, secrets(text, kw)...)
 	if kw.has(setShellPass) {
 		if m := reShellPass.FindStringIndex(text); m != nil {
 			add(ClassCommandInject, High, "CI-003", m[0], m[1])
@@ -254,23 +253,26 @@ func itoa(n int) string {
 }
 
 // tokenRules are the secret rules with one finding per token, in order; lits
-// are the case-sensitive literals every match holds (one of them).
+// are the case-sensitive literals every match holds (one of them), set their
+// folded keyword set (prefilter.go).
 var tokenRules = []struct {
 	re   *regexp.Regexp
 	rule string
 	kind string
 	lits []string
+	set  kwSet
 }{
-	{reAWS, "HS-AWS", "AWS access key id", []string{"AKIA", "ASIA"}},
-	{reGitHub, "HS-GH", "GitHub token", []string{"ghp_", "gho_", "ghu_", "ghs_", "ghr_", "github_pat_"}},
-	{reSlack, "HS-SLACK", "Slack token", []string{"xox"}},
-	{reLLMKey, "HS-LLM", "LLM API key", []string{"sk-"}},
+	{reAWS, "HS-AWS", "AWS access key id", []string{"AKIA", "ASIA"}, setAWS},
+	{reGitHub, "HS-GH", "GitHub token", []string{"ghp_", "gho_", "ghu_", "ghs_", "ghr_", "github_pat_"}, setGitHub},
+	{reSlack, "HS-SLACK", "Slack token", []string{"xox"}, setSlack},
+	{reLLMKey, "HS-LLM", "LLM API key", []string{"sk-"}, setLLM},
 }
 
-func secrets(text string) []Finding {
+// secrets applies the secret rules; kw is the text's keyword sets (view.present).
+func secrets(text string, kw kwSet) []Finding {
 	var out []Finding
 	for _, r := range tokenRules {
-		if !containsAny(text, r.lits...) {
+		if !kw.has(r.set) || !containsAny(text, r.lits...) {
 			continue
 		}
 		for _, tok := range r.re.FindAllString(text, 4) {
@@ -280,7 +282,7 @@ func secrets(text string) []Finding {
 			out = append(out, Finding{Class: ClassHardcodedSec, Severity: High, RuleID: r.rule, Evidence: redact(r.kind, tok)})
 		}
 	}
-	if !containsAny(text, "_live_", "_test_", "https://hooks.slack.com/services/", "-----BEGIN ") {
+	if !kw.has(setKeyBlocks) || !containsAny(text, "_live_", "_test_", "https://hooks.slack.com/services/", "-----BEGIN ") {
 		return out
 	}
 	for _, tok := range reStripe.FindAllString(text, 4) {
@@ -464,39 +466,16 @@ var commandParam = map[string]bool{
 var reShellContext = regexp.MustCompile(`(?i)\b(shell|bash|zsh|sh|terminal|console|powershell|cmd\.exe|subprocess|system\s+command|command[- ]line|cli\s+command|execute[sd]?|exec|run\s+(a\s+|the\s+|any\s+)?command)\b`)
 
 // scanSchema finds parameters that carry raw shell/command strings. schema
-// is t.InputSchema decoded (decodeSchema); only an object has parameters.
-func scanSchema(t Tool, schema any) []Finding {
-	s, ok := schema.(map[string]any)
-	if !ok {
-		return nil
-	}
-	props, _ := s["properties"].(map[string]any)
-	names := make([]string, 0, len(props))
-	for k := range props {
-		names = append(names, k)
-	}
-	sort.Strings(names)
+// is t.InputSchema decoded (decodeSchemaView): the command-like properties
+// of its top-level object, by name.
+func scanSchema(t Tool, schema *schemaView) []Finding {
 	var out []Finding
-	for _, name := range names {
-		p, _ := props[name].(map[string]any)
-		norm := strings.ToLower(strings.ReplaceAll(name, "-", "_"))
-		if !commandParam[norm] && !commandParam[strings.ReplaceAll(norm, "_", "")] {
-			continue
+	for _, p := range schema.params {
+		if p.constrained {
+			continue // a typed, enumerated or constant parameter is not a raw string
 		}
-		if p != nil {
-			if typ, ok := p["type"].(string); ok && typ != "string" {
-				continue
-			}
-			if _, ok := p["enum"]; ok {
-				continue // a fixed set of commands is not a raw string
-			}
-			if _, ok := p["const"]; ok {
-				continue
-			}
-		}
-		desc, _ := p["description"].(string)
-		ctx := t.Name + " " + t.Description + " " + desc
-		ev := snippetOf("parameter " + name + ": " + desc)
+		ctx := t.Name + " " + t.Description + " " + p.desc
+		ev := snippetOf("parameter " + p.name + ": " + p.desc)
 		if reShellContext.MatchString(ctx) {
 			out = append(out, Finding{Class: ClassCommandInject, Severity: High, RuleID: "CI-001", Evidence: ev})
 		} else {

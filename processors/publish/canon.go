@@ -48,6 +48,7 @@ import (
 	"unicode"
 	"unicode/utf16"
 	"unicode/utf8"
+	"unsafe"
 )
 
 // errFallback: the value (or its type) is outside what the canonical encoder
@@ -58,12 +59,21 @@ type encFunc func(e *encState, v reflect.Value) error
 
 type encState struct {
 	buf []byte
+	// hashAt is where the skipped top-level member (HashField) would go in
+	// buf, -1 until the encoder meets its place.
+	hashAt int
 }
 
-// typeEnc is a cached encoder; enc is nil when the type is refused.
+// typeEnc is a cached encoder: enc reads a reflect.Value, penc the value
+// at an address (no reflect.Value per field: what Seal runs on records).
+// Both write the same bytes and refuse the same types.
 type typeEnc struct {
-	enc encFunc
+	enc  encFunc
+	penc ptrEncFunc
 }
+
+// ptrEncFunc encodes the value of its type at p.
+type ptrEncFunc func(e *encState, p unsafe.Pointer) error
 
 var (
 	encMu    sync.Mutex
@@ -93,6 +103,8 @@ func encoderOf(t reflect.Type) *typeEnc {
 
 func refuse(*encState, reflect.Value) error { return errFallback }
 
+func refusePtr(*encState, unsafe.Pointer) error { return errFallback }
+
 // buildEnc builds the encoder of t. building holds the types being built, so
 // a recursive type refers to its own (still filling) entry.
 func buildEnc(t reflect.Type, building map[reflect.Type]*typeEnc) *typeEnc {
@@ -104,70 +116,84 @@ func buildEnc(t reflect.Type, building map[reflect.Type]*typeEnc) *typeEnc {
 	}
 	te := &typeEnc{}
 	building[t] = te
-	te.enc = makeEnc(t, building)
+	te.enc, te.penc = makeEnc(t, building)
 	return te
 }
 
-func makeEnc(t reflect.Type, building map[reflect.Type]*typeEnc) encFunc {
+func makeEnc(t reflect.Type, building map[reflect.Type]*typeEnc) (encFunc, ptrEncFunc) {
 	if t == timeType {
-		return encTime
+		return encTime, func(e *encState, p unsafe.Pointer) error { return appendTime(e, *(*time.Time)(p)) }
 	}
 	if t == numberType {
-		return refuse // encoding/json writes a json.Number as a bare number
+		return refuse, refusePtr // encoding/json writes a json.Number as a bare number
 	}
 	if t.Kind() != reflect.Pointer && (t.Implements(marshalerType) || t.Implements(textMarshType) ||
 		reflect.PointerTo(t).Implements(marshalerType) || reflect.PointerTo(t).Implements(textMarshType)) {
-		return refuse
+		return refuse, refusePtr
 	}
 	if t.Kind() == reflect.Pointer && (t.Implements(marshalerType) || t.Implements(textMarshType)) && t.Elem() != timeType {
-		return refuse
+		return refuse, refusePtr
 	}
 	switch t.Kind() {
 	case reflect.Bool:
 		return func(e *encState, v reflect.Value) error {
-			if v.Bool() {
-				e.buf = append(e.buf, "true"...)
-			} else {
-				e.buf = append(e.buf, "false"...)
+				e.buf = appendBool(e.buf, v.Bool())
+				return nil
+			}, func(e *encState, p unsafe.Pointer) error {
+				e.buf = appendBool(e.buf, *(*bool)(p))
+				return nil
 			}
-			return nil
-		}
 	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64:
+		var load func(unsafe.Pointer) int64
+		switch t.Size() {
+		case 1:
+			load = func(p unsafe.Pointer) int64 { return int64(*(*int8)(p)) }
+		case 2:
+			load = func(p unsafe.Pointer) int64 { return int64(*(*int16)(p)) }
+		case 4:
+			load = func(p unsafe.Pointer) int64 { return int64(*(*int32)(p)) }
+		default:
+			load = func(p unsafe.Pointer) int64 { return *(*int64)(p) }
+		}
 		return func(e *encState, v reflect.Value) error {
-			n := v.Int()
-			if n >= -(1<<53) && n <= 1<<53 {
-				e.buf = strconv.AppendInt(e.buf, n, 10)
+				e.buf = appendInt(e.buf, v.Int())
+				return nil
+			}, func(e *encState, p unsafe.Pointer) error {
+				e.buf = appendInt(e.buf, load(p))
 				return nil
 			}
-			e.buf = appendES6(e.buf, float64(n))
-			return nil
-		}
 	case reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64, reflect.Uintptr:
+		var load func(unsafe.Pointer) uint64
+		switch t.Size() {
+		case 1:
+			load = func(p unsafe.Pointer) uint64 { return uint64(*(*uint8)(p)) }
+		case 2:
+			load = func(p unsafe.Pointer) uint64 { return uint64(*(*uint16)(p)) }
+		case 4:
+			load = func(p unsafe.Pointer) uint64 { return uint64(*(*uint32)(p)) }
+		default:
+			load = func(p unsafe.Pointer) uint64 { return *(*uint64)(p) }
+		}
 		return func(e *encState, v reflect.Value) error {
-			n := v.Uint()
-			if n <= 1<<53 {
-				e.buf = strconv.AppendUint(e.buf, n, 10)
+				e.buf = appendUint(e.buf, v.Uint())
+				return nil
+			}, func(e *encState, p unsafe.Pointer) error {
+				e.buf = appendUint(e.buf, load(p))
 				return nil
 			}
-			e.buf = appendES6(e.buf, float64(n))
-			return nil
-		}
 	case reflect.Float64:
-		return func(e *encState, v reflect.Value) error {
-			f := v.Float()
-			if math.IsNaN(f) || math.IsInf(f, 0) {
-				return errFallback
-			}
-			e.buf = appendES6(e.buf, f)
-			return nil
-		}
+		return func(e *encState, v reflect.Value) error { return appendFloat(e, v.Float()) },
+			func(e *encState, p unsafe.Pointer) error { return appendFloat(e, *(*float64)(p)) }
 	case reflect.String:
 		return func(e *encState, v reflect.Value) error {
-			e.buf = appendString(e.buf, v.String())
-			return nil
-		}
+				e.buf = appendString(e.buf, v.String())
+				return nil
+			}, func(e *encState, p unsafe.Pointer) error {
+				e.buf = appendString(e.buf, *(*string)(p))
+				return nil
+			}
 	case reflect.Interface:
-		return func(e *encState, v reflect.Value) error {
+		enc := func(e *encState, v reflect.Value) error {
 			if v.IsNil() {
 				e.buf = append(e.buf, "null"...)
 				return nil
@@ -175,22 +201,31 @@ func makeEnc(t reflect.Type, building map[reflect.Type]*typeEnc) encFunc {
 			el := v.Elem()
 			return encoderOf(el.Type()).enc(e, el)
 		}
+		return enc, func(e *encState, p unsafe.Pointer) error { return enc(e, reflect.NewAt(t, p).Elem()) }
 	case reflect.Pointer:
 		el := buildEnc(t.Elem(), building)
 		return func(e *encState, v reflect.Value) error {
-			if v.IsNil() {
-				e.buf = append(e.buf, "null"...)
-				return nil
+				if v.IsNil() {
+					e.buf = append(e.buf, "null"...)
+					return nil
+				}
+				return el.enc(e, v.Elem())
+			}, func(e *encState, p unsafe.Pointer) error {
+				q := *(*unsafe.Pointer)(p)
+				if q == nil {
+					e.buf = append(e.buf, "null"...)
+					return nil
+				}
+				return el.penc(e, q)
 			}
-			return el.enc(e, v.Elem())
-		}
 	case reflect.Slice, reflect.Array:
 		if t.Elem().Kind() == reflect.Uint8 {
-			return refuse // []byte is base64 in encoding/json
+			return refuse, refusePtr // []byte is base64 in encoding/json
 		}
 		el := buildEnc(t.Elem(), building)
 		isSlice := t.Kind() == reflect.Slice
-		return func(e *encState, v reflect.Value) error {
+		size := t.Elem().Size()
+		enc := func(e *encState, v reflect.Value) error {
 			if isSlice && v.IsNil() {
 				e.buf = append(e.buf, "null"...)
 				return nil
@@ -207,24 +242,88 @@ func makeEnc(t reflect.Type, building map[reflect.Type]*typeEnc) encFunc {
 			e.buf = append(e.buf, ']')
 			return nil
 		}
+		arrayLen := 0
+		if !isSlice {
+			arrayLen = t.Len()
+		}
+		return enc, func(e *encState, p unsafe.Pointer) error {
+			data, n := p, arrayLen
+			if isSlice {
+				sh := (*sliceHeader)(p)
+				if sh.data == nil {
+					e.buf = append(e.buf, "null"...)
+					return nil
+				}
+				data, n = sh.data, sh.len
+			}
+			e.buf = append(e.buf, '[')
+			for i := range n {
+				if i > 0 {
+					e.buf = append(e.buf, ',')
+				}
+				if err := el.penc(e, unsafe.Add(data, uintptr(i)*size)); err != nil {
+					return err
+				}
+			}
+			e.buf = append(e.buf, ']')
+			return nil
+		}
 	case reflect.Map:
 		if t.Key().Kind() != reflect.String {
-			return refuse
+			return refuse, refusePtr
 		}
 		el := buildEnc(t.Elem(), building)
-		return func(e *encState, v reflect.Value) error { return encMap(e, v, el, "") }
+		return func(e *encState, v reflect.Value) error { return encMap(e, v, el, "") },
+			func(e *encState, p unsafe.Pointer) error { return encMap(e, reflect.NewAt(t, p).Elem(), el, "") }
 	case reflect.Struct:
 		return structEnc(t, building)
 	}
-	return refuse
+	return refuse, refusePtr
+}
+
+// sliceHeader is the layout of a slice value.
+type sliceHeader struct {
+	data     unsafe.Pointer
+	len, cap int
+}
+
+func appendBool(b []byte, v bool) []byte {
+	if v {
+		return append(b, "true"...)
+	}
+	return append(b, "false"...)
+}
+
+func appendInt(b []byte, n int64) []byte {
+	if n >= -(1<<53) && n <= 1<<53 {
+		return strconv.AppendInt(b, n, 10)
+	}
+	return appendES6(b, float64(n))
+}
+
+func appendUint(b []byte, n uint64) []byte {
+	if n <= 1<<53 {
+		return strconv.AppendUint(b, n, 10)
+	}
+	return appendES6(b, float64(n))
+}
+
+func appendFloat(e *encState, f float64) error {
+	if math.IsNaN(f) || math.IsInf(f, 0) {
+		return errFallback
+	}
+	e.buf = appendES6(e.buf, f)
+	return nil
 }
 
 type field struct {
 	name      string
 	key       []byte // "name":
 	index     []int
+	offset    uintptr // from the outermost struct (embedded structs are values: offsets add up)
 	omitEmpty bool
 	enc       *typeEnc
+	typ       reflect.Type
 	str       bool // a string kind: written inline (the common case)
 }
 
@@ -232,11 +331,12 @@ type field struct {
 // the struct is outside the encoder's rules.
 func structFields(t reflect.Type, building map[reflect.Type]*typeEnc) (fs []field, ok bool) {
 	names := map[string]bool{}
-	var walk func(t reflect.Type, prefix []int) bool
-	walk = func(t reflect.Type, prefix []int) bool {
+	var walk func(t reflect.Type, prefix []int, base uintptr) bool
+	walk = func(t reflect.Type, prefix []int, base uintptr) bool {
 		for i := range t.NumField() {
 			sf := t.Field(i)
 			index := append(slices.Clip(prefix), i)
+			offset := base + sf.Offset
 			tag := sf.Tag.Get("json")
 			if tag == "-" {
 				continue
@@ -247,7 +347,7 @@ func structFields(t reflect.Type, building map[reflect.Type]*typeEnc) (fs []fiel
 				case sf.Type.Kind() == reflect.Pointer:
 					return false // embedded pointer: encoding/json's nil handling is not reproduced
 				case name == "" && sf.Type.Kind() == reflect.Struct:
-					if !walk(sf.Type, index) {
+					if !walk(sf.Type, index, offset) {
 						return false
 					}
 					continue
@@ -270,14 +370,14 @@ func structFields(t reflect.Type, building map[reflect.Type]*typeEnc) (fs []fiel
 				return false // encoding/json's dominance rules are not reproduced
 			}
 			names[name] = true
-			f := field{name: name, index: index, omitEmpty: strings.Contains(","+opts+",", ",omitempty,"), enc: buildEnc(sf.Type, building),
-				str: sf.Type.Kind() == reflect.String}
+			f := field{name: name, index: index, offset: offset, omitEmpty: strings.Contains(","+opts+",", ",omitempty,"), enc: buildEnc(sf.Type, building),
+				typ: sf.Type, str: sf.Type.Kind() == reflect.String}
 			f.key = append(appendString(nil, name), ':')
 			fs = append(fs, f)
 		}
 		return true
 	}
-	if !walk(t, nil) {
+	if !walk(t, nil, 0) {
 		return nil, false
 	}
 	slices.SortFunc(fs, func(a, b field) int { return compareUTF16(a.name, b.name) })
@@ -298,17 +398,75 @@ func structPlan(t reflect.Type) ([]field, bool) {
 	return fs, fs != nil
 }
 
-func structEnc(t reflect.Type, building map[reflect.Type]*typeEnc) encFunc {
+func structEnc(t reflect.Type, building map[reflect.Type]*typeEnc) (encFunc, ptrEncFunc) {
 	fs, ok := structFields(t, building)
 	if !ok {
 		structPlans.Store(t, []field(nil))
-		return refuse
+		return refuse, refusePtr
 	}
 	if fs == nil {
 		fs = []field{}
 	}
 	structPlans.Store(t, fs)
-	return func(e *encState, v reflect.Value) error { return encStruct(e, v, fs, "") }
+	return func(e *encState, v reflect.Value) error { return encStruct(e, v, fs, "") },
+		func(e *encState, p unsafe.Pointer) error { return encStructAt(e, p, fs, "") }
+}
+
+// encStructAt is encStruct on the struct at p.
+func encStructAt(e *encState, p unsafe.Pointer, fs []field, skip string) error {
+	e.buf = append(e.buf, '{')
+	first := true
+	for i := range fs {
+		f := &fs[i]
+		if skip != "" && f.name == skip {
+			e.hashAt = len(e.buf) // where the skipped member goes (fields are in canonical order)
+			continue
+		}
+		fp := unsafe.Add(p, f.offset)
+		if f.str {
+			sv := *(*string)(fp)
+			if f.omitEmpty && sv == "" {
+				continue
+			}
+			if !first {
+				e.buf = append(e.buf, ',')
+			}
+			first = false
+			e.buf = append(e.buf, f.key...)
+			e.buf = appendString(e.buf, sv)
+			continue
+		}
+		if f.omitEmpty && isEmptyAt(f.typ, fp) {
+			continue
+		}
+		if !first {
+			e.buf = append(e.buf, ',')
+		}
+		first = false
+		e.buf = append(e.buf, f.key...)
+		if err := f.enc.penc(e, fp); err != nil {
+			return err
+		}
+	}
+	e.buf = append(e.buf, '}')
+	return nil
+}
+
+// isEmptyAt is isEmpty for the value of type t at p.
+func isEmptyAt(t reflect.Type, p unsafe.Pointer) bool {
+	switch t.Kind() {
+	case reflect.Slice:
+		return (*sliceHeader)(p).len == 0
+	case reflect.String:
+		return len(*(*string)(p)) == 0
+	case reflect.Pointer:
+		return *(*unsafe.Pointer)(p) == nil
+	case reflect.Bool:
+		return !*(*bool)(p)
+	case reflect.Float64:
+		return *(*float64)(p) == 0
+	}
+	return isEmpty(reflect.NewAt(t, p).Elem()) // maps, arrays, other numbers, interfaces
 }
 
 // encStruct writes v's fields in order, leaving out skip (a top-level field
@@ -319,6 +477,7 @@ func encStruct(e *encState, v reflect.Value, fs []field, skip string) error {
 	for i := range fs {
 		f := &fs[i]
 		if skip != "" && f.name == skip {
+			e.hashAt = len(e.buf) // where the skipped member goes (fields are in canonical order)
 			continue
 		}
 		fv := v
@@ -482,6 +641,10 @@ func encTime(e *encState, v reflect.Value) error {
 	} else {
 		return errFallback
 	}
+	return appendTime(e, t)
+}
+
+func appendTime(e *encState, t time.Time) error {
 	n0 := len(e.buf) + 1
 	e.buf = append(e.buf, '"')
 	e.buf = t.AppendFormat(e.buf, time.RFC3339Nano)
@@ -505,6 +668,14 @@ func encTime(e *encState, v reflect.Value) error {
 func appendES6(b []byte, f float64) []byte {
 	if f == 0 { // 0 and -0
 		return append(b, '0')
+	}
+	// Integral values below 2^53 (most of a record's points and scores):
+	// their shortest decimal form is the integer's, without formatting the
+	// float.
+	if f >= -(1<<53) && f <= 1<<53 {
+		if n := int64(f); float64(n) == f {
+			return strconv.AppendInt(b, n, 10)
+		}
 	}
 	if f < 0 {
 		b = append(b, '-')
@@ -544,6 +715,14 @@ func appendString(b []byte, s string) []byte {
 	b = append(b, '"')
 	start := 0
 	for i := 0; i < len(s); {
+		// Eight bytes at a time while none needs a look: no control
+		// character, '"', '\\' or byte >= 0x80.
+		for i+8 <= len(s) && plain8(load64(s[i:i+8])) {
+			i += 8
+		}
+		if i >= len(s) {
+			break
+		}
 		c := s[i]
 		if c < utf8.RuneSelf {
 			if plain[c] {
@@ -583,6 +762,23 @@ func appendString(b []byte, s string) []byte {
 	}
 	b = append(b, s[start:]...)
 	return append(b, '"')
+}
+
+// plain8 reports whether the eight bytes of w are all plain ASCII (see
+// plain): none below 0x20, none '"' or '\\', none >= 0x80 (the classic
+// has-zero-byte tests, exact for bytes below 0x80).
+func plain8(w uint64) bool {
+	const ones, highs = 0x0101010101010101, 0x8080808080808080
+	hasZero := func(x uint64) uint64 { return (x - ones) & ^x & highs }
+	return (w|hasZero(w^(ones*'"'))|hasZero(w^(ones*'\\'))|((w+ones*(0x80-0x20))&highs^highs))&highs == 0
+}
+
+// load64 is s's eight bytes as a little-endian word (the compiler merges
+// the loads).
+func load64(s string) uint64 {
+	_ = s[7]
+	return uint64(s[0]) | uint64(s[1])<<8 | uint64(s[2])<<16 | uint64(s[3])<<24 |
+		uint64(s[4])<<32 | uint64(s[5])<<40 | uint64(s[6])<<48 | uint64(s[7])<<56
 }
 
 // compareUTF16 orders strings by their UTF-16 code units (RFC 8785 §3.2.3).
@@ -657,51 +853,65 @@ func isValidTag(s string) bool {
 // HashField member and returns the server name, or errFallback when v is
 // outside the encoder's rules (the caller then uses jcs).
 func appendCanonical(dst []byte, v any) (out []byte, server string, err error) {
+	out, server, _, err = appendCanonicalAt(dst, v)
+	return out, server, err
+}
+
+// appendCanonicalAt is appendCanonical that also returns where in out the
+// HashField member goes (-1: not known, for a map or a struct without that
+// field).
+func appendCanonicalAt(dst []byte, v any) (out []byte, server string, hashAt int, err error) {
 	rv := reflect.ValueOf(v)
 	for rv.Kind() == reflect.Pointer || rv.Kind() == reflect.Interface {
 		if rv.IsNil() {
-			return dst, "", errFallback
+			return dst, "", -1, errFallback
 		}
 		rv = rv.Elem()
 	}
-	e := encState{buf: dst}
+	e := encState{buf: dst, hashAt: -1}
 	switch rv.Kind() {
 	case reflect.Struct:
 		fs, ok := structPlan(rv.Type())
 		if !ok || encoderOf(rv.Type()).enc == nil {
-			return dst, "", errFallback
+			return dst, "", -1, errFallback
 		}
 		for i := range fs {
 			if fs[i].name == ServerField {
 				sv := rv.FieldByIndex(fs[i].index)
 				if sv.Kind() != reflect.String {
-					return dst, "", errFallback
+					return dst, "", -1, errFallback
 				}
 				server = validUTF8(sv.String())
 			}
 		}
-		if err := encStruct(&e, rv, fs, HashField); err != nil {
-			return dst, "", err
+		var err error
+		if rv.CanAddr() { // behind a pointer: fields read at their offsets
+			err = encStructAt(&e, rv.Addr().UnsafePointer(), fs, HashField)
+		} else {
+			err = encStruct(&e, rv, fs, HashField)
+		}
+		if err != nil {
+			return dst, "", -1, err
 		}
 	case reflect.Map:
 		if rv.Type().Key().Kind() != reflect.String {
-			return dst, "", errFallback
+			return dst, "", -1, errFallback
 		}
 		sv := rv.MapIndex(reflect.ValueOf(ServerField).Convert(rv.Type().Key()))
 		if sv.IsValid() && sv.Kind() == reflect.Interface && !sv.IsNil() {
 			sv = sv.Elem()
 		}
 		if !sv.IsValid() || sv.Kind() != reflect.String {
-			return dst, "", errFallback
+			return dst, "", -1, errFallback
 		}
 		server = validUTF8(sv.String())
 		if err := encMap(&e, rv, encoderOf(rv.Type().Elem()), HashField); err != nil {
-			return dst, "", err
+			return dst, "", -1, err
 		}
 	default:
-		return dst, "", errFallback
+		return dst, "", -1, errFallback
 	}
-	return e.buf, server, nil
+	return e.buf, server, e.hashAt, nil
 }
 
 // validUTF8 replaces each invalid byte with U+FFFD, as encoding/json does.

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"math"
+	"reflect"
 	"testing"
 	"time"
 
@@ -90,11 +91,27 @@ func checkCanonical(t *testing.T, v any) {
 	if !bytes.Equal(got, want) || gs != ws {
 		t.Fatalf("canonical differs:\n got  %s (%q)\n want %s (%q)", got, gs, want, ws)
 	}
+	// Behind a pointer a struct is encoded from its fields' addresses, not
+	// through reflect.Values: the same bytes.
+	if rv := reflect.ValueOf(v); rv.Kind() == reflect.Struct {
+		p := reflect.New(rv.Type())
+		p.Elem().Set(rv)
+		pc, ps, perr := Canonical(p.Interface())
+		if perr != nil || !bytes.Equal(pc, want) || ps != ws {
+			t.Fatalf("canonical of a pointer differs (%v):\n got  %s (%q)\n want %s (%q)", perr, pc, ps, want, ws)
+		}
+		if _, _, err := appendCanonical(nil, v); err == nil {
+			if _, _, err := appendCanonical(nil, p.Interface()); err != nil {
+				t.Fatalf("the encoder took the value but refused the pointer: %v", err)
+			}
+		}
+	}
 	s1, _, l1, err1 := Seal(v)
 	s2, _, l2, err2 := refSeal(v)
 	if err1 != nil || err2 != nil || !bytes.Equal(s1, s2) || !bytes.Equal(l1, l2) {
 		t.Fatalf("sealed differs (%v, %v):\n got  %s\n want %s", err1, err2, s1, s2)
 	}
+	checkAppendSealed(t, v, want, s2)
 }
 
 func TestCanonicalMatchesJCS(t *testing.T) {
@@ -171,4 +188,92 @@ func TestCanonicalPromotedFromUnexported(t *testing.T) {
 	v := withHidden{Server: "s", hidden: hidden{At: time.Date(2026, 1, 2, 0, 0, 0, 5, time.UTC), Values: map[string]float64{"b": 1, "a": 2}}}
 	checkCanonical(t, v)
 	checkCanonical(t, &v)
+}
+
+// TestPlain8 checks the eight-byte test of appendString against the
+// byte table, for every byte value in every position.
+func TestPlain8(t *testing.T) {
+	base := []byte("abcdefgh")
+	for pos := range 8 {
+		for c := range 256 {
+			b := append([]byte(nil), base...)
+			b[pos] = byte(c)
+			want := true
+			for _, x := range b {
+				want = want && x < 0x80 && plain[x]
+			}
+			if got := plain8(load64(string(b))); got != want {
+				t.Fatalf("%q: plain8 %v, want %v", b, got, want)
+			}
+		}
+	}
+}
+
+// checkAppendSealed: AppendSealed (one encoder pass, the hash member placed
+// where the encoder met it) gives what Canonical then SealCanonical give,
+// for the value and behind a pointer, into a dirty reused buffer.
+func checkAppendSealed(t *testing.T, v any, canon, sealed []byte) {
+	t.Helper()
+	want, err := SealCanonical(canon, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	vals := []any{v}
+	if rv := reflect.ValueOf(v); rv.Kind() == reflect.Struct {
+		p := reflect.New(rv.Type())
+		p.Elem().Set(rv)
+		vals = append(vals, p.Interface())
+	}
+	for _, x := range vals {
+		dirty := []byte("leftovers of the previous record")
+		c, r, err := AppendSealed(dirty[:0], x)
+		if err != nil {
+			t.Fatalf("AppendSealed(%T): %v", x, err)
+		}
+		if !bytes.Equal(c, canon) || !bytes.Equal(r.Sealed, sealed) || r.ContentSHA256 != want.ContentSHA256 || !bytes.Equal(r.LeafHash, want.LeafHash) {
+			t.Fatalf("AppendSealed(%T) differs:\n canon  %s\n want   %s\n sealed %s\n want   %s", x, c, canon, r.Sealed, sealed)
+		}
+	}
+}
+
+// TestAppendSealedPlacesTheHash covers every place of the hash member: only
+// member, first, between, last, and a record without that field.
+func TestAppendSealedPlacesTheHash(t *testing.T) {
+	type only struct {
+		Hash string `json:"content_sha256,omitempty"`
+	}
+	type first struct {
+		Server string `json:"server"`
+		Hash   string `json:"content_sha256,omitempty"`
+		Z      int    `json:"z"`
+	}
+	type last struct {
+		A      int    `json:"a"`
+		Hash   string `json:"content_sha256,omitempty"`
+		Server string `json:"server"`
+	}
+	type without struct {
+		Server string `json:"server"`
+		X      []int  `json:"x"`
+	}
+	type before struct {
+		Server string `json:"server"`
+		A      string `json:"a"`
+		Hash   string `json:"content_sha256"`
+	}
+	for _, v := range []any{first{Server: "s", Z: 1}, last{A: 1, Server: "s"}, without{Server: "s", X: []int{1}}, before{Server: "s", A: "x", Hash: "set"},
+		map[string]any{"server": "m", "a": 1, "zz": 2}} {
+		c, srv, err := Canonical(v)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want, err := SealCanonical(c, srv)
+		if err != nil {
+			t.Fatal(err)
+		}
+		checkAppendSealed(t, v, c, want.Sealed)
+	}
+	if _, _, err := AppendSealed(nil, only{}); err == nil {
+		t.Error("a record without a server was sealed")
+	}
 }

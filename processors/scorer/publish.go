@@ -36,9 +36,9 @@ type Sealed struct {
 }
 
 // Seal hashes, orders, roots and signs records (processors/publish). Each
-// record's canonical JSON is written once (publish.AppendCanonical: the
-// canonical encoder, jcs as the fallback) and sealed on GOMAXPROCS
-// goroutines; sets each record's ContentSHA256.
+// record's canonical JSON is written once and sealed in the same pass
+// (publish.AppendSealed: the canonical encoder, jcs as the fallback) on
+// GOMAXPROCS goroutines; sets each record's ContentSHA256.
 func Seal(recs []Record, meta Meta, key ed25519.PrivateKey) (*Sealed, error) {
 	if meta.Weights == nil {
 		meta.Weights = method.Embedded().Weights
@@ -47,11 +47,11 @@ func Seal(recs []Record, meta Meta, key ed25519.PrivateKey) (*Sealed, error) {
 	err := publish.ForEach(len(recs), func(i int) error {
 		buf := canonBufs.Get().(*[]byte)
 		defer canonBufs.Put(buf)
-		c, srv, err := publish.AppendCanonical((*buf)[:0], &recs[i])
-		if err == nil {
+		c, r, err := publish.AppendSealed((*buf)[:0], &recs[i])
+		if c != nil {
 			*buf = c
-			sealed[i], err = publish.SealCanonical(c, srv)
 		}
+		sealed[i] = r
 		if err != nil {
 			return fmt.Errorf("record %d: %w", i, err)
 		}

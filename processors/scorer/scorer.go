@@ -220,14 +220,27 @@ func Compute(inputs []ServerInput, src Sources, meta Meta, prev map[string]Previ
 		live[n] = &inputs[i]
 	}
 
-	entries := make([]schema.Entry, len(live))
+	// The population is every live entry as its latest view, whatever the
+	// isLatest flag said when it was first observed (what
+	// toolfinder.NewPopulationFromEntries keeps of an entry, without copying
+	// the 50k entries to set the flag).
+	popEntries := make([]toolfinder.PopEntry, len(live))
 	listings := make([]trust.Listing, 0, len(live))
 	gh := make([]*GitHubObservation, len(live))
 	for i := range live {
-		e := live[i].Entry
-		e.Meta.IsLatest = true // the latest view, whatever the flag said when first observed
-		entries[i] = e
-		repo := repoURL(&e)
+		e := &live[i].Entry
+		repo := repoURL(e)
+		pe := toolfinder.PopEntry{Name: e.Server.Name, Description: e.Server.Description}
+		if e.Server.Repository != nil {
+			pe.RepoURL = e.Server.Repository.URL
+		}
+		if len(e.Server.Remotes) > 0 {
+			pe.RemoteURLs = make([]string, len(e.Server.Remotes))
+			for j, r := range e.Server.Remotes {
+				pe.RemoteURLs[j] = r.URL
+			}
+		}
+		popEntries[i] = pe
 		l := trust.Listing{Name: e.Server.Name, RepoURL: repo, PublishedAt: firstListed(live[i])}
 		if src.Provenance != nil && repo != "" {
 			if o, ok := src.Provenance.GitHub(e.Server.Name, repo); ok {
@@ -246,7 +259,7 @@ func Compute(inputs []ServerInput, src Sources, meta Meta, prev map[string]Previ
 		defer close(factsDone)
 		facts = trust.RegistryFacts(w, listings)
 	}()
-	pop := toolfinder.NewPopulationFromEntries(entries)
+	pop := toolfinder.NewPopulation(popEntries)
 	<-factsDone
 	gateOpen := src.Provenance != nil && src.Provenance.GateOpen(now)
 
@@ -298,11 +311,34 @@ func firstListed(in *ServerInput) time.Time {
 	return in.Entry.Meta.PublishedAt.UTC()
 }
 
-func checkEvidence(c *probe.Check) *trust.Evidence {
+func checkEvidence(c *probe.Check, u *uriMemo) *trust.Evidence {
 	if c == nil {
 		return nil
 	}
-	return &trust.Evidence{Kind: trust.EvHealthCheck, ID: c.ID, ObservedAt: c.ObservedAt.UTC(), URI: EvidenceURI(c.ID)}
+	return &trust.Evidence{Kind: trust.EvHealthCheck, ID: c.ID, ObservedAt: c.ObservedAt.UTC(), URI: u.of(c.ID)}
+}
+
+// uriMemo is EvidenceURI within one record: a record points at the same
+// few observations from many places (the scored check from the health
+// list, the static scan and its findings' signals; a repo observation from
+// several provenance signals), and each address is built once.
+type uriMemo struct {
+	ids, uris [8]string
+	n         int
+}
+
+func (u *uriMemo) of(id string) string {
+	for i := range u.n {
+		if u.ids[i] == id {
+			return u.uris[i]
+		}
+	}
+	s := EvidenceURI(id)
+	if u.n < len(u.ids) {
+		u.ids[u.n], u.uris[u.n] = id, s
+		u.n++
+	}
+	return s
 }
 
 var outcomeRank = map[probe.Outcome]int{probe.OutcomeOK: 4, probe.OutcomeAuthRequired: 3, probe.OutcomeHandshakeFailed: 2, probe.OutcomeUnreachable: 1}
@@ -349,7 +385,8 @@ func computeOne(w *method.Weights, in *ServerInput, gh *GitHubObservation, gateO
 	name := d.Name
 	repo := repoURL(&in.Entry)
 	check := bestCheck(in.Checks)
-	checkEv := checkEvidence(check)
+	var uris uriMemo
+	checkEv := checkEvidence(check, &uris)
 
 	drift := x.drift
 
@@ -482,7 +519,7 @@ func computeOne(w *method.Weights, in *ServerInput, gh *GitHubObservation, gateO
 		if !Counted(c.Outcome) {
 			continue // neither for nor against: not what the server is scored on
 		}
-		rec.Health = append(rec.Health, trust.Evidence{Kind: trust.EvHealthCheck, ID: c.ID, ObservedAt: c.ObservedAt.UTC(), URI: EvidenceURI(c.ID)})
+		rec.Health = append(rec.Health, trust.Evidence{Kind: trust.EvHealthCheck, ID: c.ID, ObservedAt: c.ObservedAt.UTC(), URI: uris.of(c.ID)})
 	}
 	rec.OwnerBurst = x.burst // asked with schema.Namespace(name), which is tr.Namespace
 	stars := 0
@@ -492,7 +529,7 @@ func computeOne(w *method.Weights, in *ServerInput, gh *GitHubObservation, gateO
 	if p, ok := prev[name]; ok && trust.ReviewHold(w, p.Band, rec.Band, stars) {
 		rec.ReviewPending = &ReviewPending{PreviousBand: p.Band, PreviousPublicationID: p.PublicationID, Stars: stars, Until: trust.HoldUntil(w, now).UTC()}
 	}
-	fillURIs(&rec)
+	fillURIs(&rec, &uris)
 	return rec
 }
 
@@ -624,11 +661,11 @@ func kvTexts(field string, kv schema.KeyValue) []scan.Text {
 
 // fillURIs gives every evidence pointer that has none the API address that
 // resolves it.
-func fillURIs(r *Record) {
+func fillURIs(r *Record, u *uriMemo) {
 	fix := func(ev []trust.Evidence) {
 		for i := range ev {
 			if ev[i].URI == "" {
-				ev[i].URI = EvidenceURI(ev[i].ID)
+				ev[i].URI = u.of(ev[i].ID)
 			}
 		}
 	}
@@ -643,7 +680,7 @@ func fillURIs(r *Record) {
 			evs := r.Toolfinder.Components[i].Findings[j].Evidence
 			for k := range evs {
 				if evs[k].URI == "" {
-					evs[k].URI = EvidenceURI(evs[k].ID)
+					evs[k].URI = u.of(evs[k].ID)
 				}
 			}
 		}

@@ -41,7 +41,8 @@ func BenchmarkSeal(b *testing.B) {
 }
 
 // BenchmarkCanonicalRecord writes one generated record's RFC 8785 canonical
-// JSON with the canonical encoder (what Seal does per record), seals it
+// JSON with the canonical encoder (what Seal does per record: fields read at
+// their addresses; and by value, through reflect.Values), seals it
 // (content hash, member insertion, leaf hash), and runs the generic path the
 // encoder replaced (encoding/json, a map, jcs) and SHA-256 of the same
 // bytes (the floor).
@@ -60,6 +61,14 @@ func BenchmarkCanonicalRecord(b *testing.B) {
 		buf := make([]byte, 0, 2*len(c))
 		for b.Loop() {
 			buf, _, _ = publish.EncodeCanonical(buf[:0], r)
+		}
+	})
+	b.Run("encoder-by-value", func(b *testing.B) { // not addressable: the reflect.Value path
+		b.ReportAllocs()
+		b.SetBytes(int64(len(c)))
+		buf := make([]byte, 0, 2*len(c))
+		for b.Loop() {
+			buf, _, _ = publish.EncodeCanonical(buf[:0], *r)
 		}
 	})
 	b.Run("seal", func(b *testing.B) {
