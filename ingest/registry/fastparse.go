@@ -26,6 +26,7 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"hash"
+	"hash/maphash"
 	"strconv"
 	"strings"
 	"sync"
@@ -56,6 +57,7 @@ type entryParser struct {
 
 	h    hash.Hash
 	hbuf []byte
+	hsum []byte // reused: Sum into a local array would escape through the interface
 
 	// scratch for slices being built (copied to the arenas when complete)
 	pkgs []schema.Package
@@ -72,6 +74,32 @@ type entryParser struct {
 	aTrans []schema.Transport
 	aBool  []bool
 	aRaw   []byte
+	// aStr holds the strings of many entries (each one's copy of its
+	// server object, its hash). A strings.Builder only appends, so the
+	// strings it has handed out never change, and it grows without zeroing
+	// memory that is about to be written.
+	aStr strings.Builder
+
+	// seed hashes names and keys for the serial duplicate check
+	// (seen.go); nil: no hashes (FastParseEntry).
+	seed *maphash.Seed
+}
+
+// strArena is the size of one block of aStr.
+const strArena = 64 << 10
+
+// keep returns a copy of b as a string from the string arena.
+func (p *entryParser) keep(b []byte) string {
+	if len(b) == 0 {
+		return ""
+	}
+	if p.aStr.Cap()-p.aStr.Len() < len(b) {
+		p.aStr = strings.Builder{}
+		p.aStr.Grow(max(strArena, len(b)))
+	}
+	k := p.aStr.Len()
+	p.aStr.Write(b)
+	return p.aStr.String()[k:]
 }
 
 func newEntryParser() *entryParser {
@@ -616,7 +644,7 @@ func (p *entryParser) entry(i int) (schema.Entry, int, int) {
 	}
 
 	// The field strings move onto one copy of the server object.
-	rebaseServer(&e.Server, uintptr(unsafe.Pointer(&b[srvLo])), srvHi-srvLo, string(b[srvLo:srvHi]))
+	rebaseServer(&e.Server, uintptr(unsafe.Pointer(&b[srvLo])), srvHi-srvLo, p.keep(b[srvLo:srvHi]))
 
 	// Raw: the compacted server object, from the raw arena.
 	size := srvHi - srvLo
@@ -1125,8 +1153,8 @@ func (p *entryParser) hash(raw []byte, m *schema.OfficialMeta) string {
 	}
 	p.h.Write(b)
 	p.hbuf = b
-	var sum [sha256.Size]byte
+	p.hsum = p.h.Sum(p.hsum[:0])
 	var hx [2 * sha256.Size]byte
-	hex.Encode(hx[:], p.h.Sum(sum[:0]))
-	return string(hx[:])
+	hex.Encode(hx[:], p.hsum)
+	return p.keep(hx[:])
 }

@@ -70,8 +70,7 @@ func readSnapshot(r io.Reader, source string, observedAt time.Time, emit func(sc
 // readSnapshotHint is readSnapshot with the number of entries expected (0:
 // unknown), to size its maps.
 func readSnapshotHint(r io.Reader, source string, observedAt time.Time, emit func(schema.Entry) error, rej func(schema.DLQMessage) error, fast bool, hint int) (SnapshotStats, error) {
-	c := &readCtx{source: source, observedAt: observedAt, emit: emit, rej: rej,
-		seen: make(map[entryKey]struct{}, hint), names: make(versionCounts, hint/2)}
+	c := &readCtx{source: source, observedAt: observedAt, emit: emit, rej: rej, seen: newSeenSet(hint, !fast)}
 	br := bufio.NewReaderSize(r, 64<<10)
 	var doc io.Reader = br
 	if magic, _ := br.Peek(2); len(magic) == 2 && magic[0] == 0x1f && magic[1] == 0x8b {
@@ -116,17 +115,15 @@ type readCtx struct {
 	emit       func(schema.Entry) error
 	rej        func(schema.DLQMessage) error
 	st         SnapshotStats
-	seen       map[entryKey]struct{}
-	names      versionCounts
+	seen       *seenSet
 	read       *countingReader // the document's bytes (after gunzip)
 	gz         *gzipErr        // nil when the file is not gzip
 }
 
-type entryKey struct{ name, version string }
-
 // take handles one entry value in file order: a reject, a duplicate, a
-// version over the bound, or a good entry.
-func (c *readCtx) take(raw []byte, e schema.Entry, err error) error {
+// version over the bound, or a good entry. h holds the entry's hashes
+// (with c.seen's seed) when the caller has them, nil when not.
+func (c *readCtx) take(raw []byte, e schema.Entry, err error, h *entryHashes) error {
 	if err != nil {
 		c.st.Rejects++
 		c.st.Unreadable++
@@ -134,19 +131,26 @@ func (c *readCtx) take(raw []byte, e schema.Entry, err error) error {
 		errors.As(err, &re)
 		return c.rej(schema.NewDLQ("replay", c.source, ReasonOf(err), err.Error(), rejectKey(re), raw, c.observedAt))
 	}
+	if h == nil {
+		var hh entryHashes
+		if !c.seen.exact {
+			hh = hashEntry(c.seen.seed, e.Server.Name, e.Server.Version)
+		}
+		h = &hh
+	}
 	k := entryKey{e.Server.Name, e.Server.Version}
-	if _, dup := c.seen[k]; dup {
+	if c.seen.has(k, h.key) {
 		c.st.Rejects++
 		key := e.Server.Name + "@" + e.Server.Version
 		return c.rej(schema.NewDLQ("replay", c.source, schema.ReasonDuplicateEntry, "a second entry for "+schema.Bound(key, maxKeyBytes)+" in one snapshot; the first is kept", key, raw, c.observedAt))
 	}
-	if !c.names.admit(e.Server.Name, e.Meta.IsLatest) {
+	if !c.seen.admit(e.Server.Name, h.name, e.Meta.IsLatest) {
 		c.st.Rejects++
 		return c.rej(schema.NewDLQ("replay", c.source, schema.ReasonTooManyVersions, tooManyVersions(e.Server.Name), e.Server.Name+"@"+e.Server.Version, raw, c.observedAt))
 	}
-	c.seen[k] = struct{}{}
+	c.seen.add(k, h.key)
 	c.st.Entries++
-	c.st.Names = len(c.names)
+	c.st.Names = c.seen.distinctNames()
 	return c.emit(e)
 }
 
@@ -248,7 +252,7 @@ func (c *readCtx) refRead(in io.Reader, resume int) error {
 			return broken(err)
 		}
 		e, err := ParseEntry(raw)
-		if err := c.take(raw, e, err); err != nil {
+		if err := c.take(raw, e, err, nil); err != nil {
 			return err
 		}
 	}
