@@ -261,7 +261,7 @@ func (c *readCtx) fastRead(br io.Reader) error {
 	f := &fastReader{readCtx: c, workers: w}
 	for range w {
 		p := newEntryParser()
-		p.seed = &c.seen.seed
+		p.seed = c.seen.hashes()
 		f.parsers = append(f.parsers, p)
 	}
 	f.items = make([][]item, w)

@@ -6,38 +6,36 @@ import (
 	"testing"
 )
 
-// TestSeenSetIsExact: with hashes narrowed to a few bits (most keys and
-// names collide), the hashed set answers as the exact maps do, on a random
-// stream of keys with duplicates, versions over the bound and latest marks.
-func TestSeenSetIsExact(t *testing.T) {
+// TestHashedSeenIsExact: with hashes narrowed to a few bits (most names
+// and versions collide), hashedSeen decides as exactSeen does, on random
+// streams of keys: duplicates, versions over the bound, latest marks,
+// names past the list length (bigAt), names in runs and scattered.
+func TestHashedSeenIsExact(t *testing.T) {
 	for _, mask := range []uint64{0, 1, 7, ^uint64(0)} {
-		r := rand.New(rand.NewPCG(mask, 1))
-		hashed, exact := newSeenSet(0, false), newSeenSet(0, true)
-		for i := range 200_000 {
-			name := fmt.Sprintf("io.x/s%d", r.IntN(40))
-			k := entryKey{name, fmt.Sprint(r.IntN(MaxVersionsPerName + 200))}
-			h := hashEntry(hashed.seed, k.name, k.version)
-			h.name &= mask
-			h.key &= mask
-			latest := r.IntN(50) == 0
-			dup := hashed.has(k, h.key)
-			if want := exact.has(k, 0); dup != want {
-				t.Fatalf("mask %x, step %d: has(%v) = %v, exact %v", mask, i, k, dup, want)
-			}
-			if dup {
-				continue
-			}
-			ok := hashed.admit(k.name, h.name, latest)
-			if want := exact.admit(k.name, 0, latest); ok != want {
-				t.Fatalf("mask %x, step %d: admit(%v, latest %v) = %v, exact %v", mask, i, k, latest, ok, want)
-			}
-			if !ok {
-				continue
-			}
-			hashed.add(k, h.key)
-			exact.add(k, 0)
-			if hashed.distinctNames() != exact.distinctNames() {
-				t.Fatalf("mask %x, step %d: %d names, exact %d", mask, i, hashed.distinctNames(), exact.distinctNames())
+		for _, runs := range []bool{false, true} {
+			r := rand.New(rand.NewPCG(mask, 1))
+			hashed := newHashedSeen(0)
+			exact := &exactSeen{keys: map[entryKey]struct{}{}, names: versionCounts{}}
+			name := ""
+			for i := range 100_000 {
+				if !runs || r.IntN(8) == 0 {
+					name = fmt.Sprintf("io.x/s%d", r.IntN(40))
+				}
+				version := fmt.Sprint(r.IntN(MaxVersionsPerName + 200))
+				if r.IntN(4) == 0 {
+					version = fmt.Sprint(r.IntN(bigAt + 2))
+				}
+				h := hashEntry(hashed.seed, name, version)
+				h.name &= mask
+				h.version &= mask
+				latest := r.IntN(50) == 0
+				got, want := hashed.take(name, version, h, latest), exact.take(name, version, h, latest)
+				if got != want {
+					t.Fatalf("mask %x, runs %v, step %d: take(%s@%s, latest %v) = %d, exact %d", mask, runs, i, name, version, latest, got, want)
+				}
+				if hashed.distinctNames() != exact.distinctNames() {
+					t.Fatalf("mask %x, runs %v, step %d: %d names, exact %d", mask, runs, i, hashed.distinctNames(), exact.distinctNames())
+				}
 			}
 		}
 	}

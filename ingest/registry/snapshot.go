@@ -70,7 +70,12 @@ func readSnapshot(r io.Reader, source string, observedAt time.Time, emit func(sc
 // readSnapshotHint is readSnapshot with the number of entries expected (0:
 // unknown), to size its maps.
 func readSnapshotHint(r io.Reader, source string, observedAt time.Time, emit func(schema.Entry) error, rej func(schema.DLQMessage) error, fast bool, hint int) (SnapshotStats, error) {
-	c := &readCtx{source: source, observedAt: observedAt, emit: emit, rej: rej, seen: newSeenSet(hint, !fast)}
+	c := &readCtx{source: source, observedAt: observedAt, emit: emit, rej: rej}
+	if fast {
+		c.seen = newHashedSeen(hint)
+	} else {
+		c.seen = &exactSeen{keys: make(map[entryKey]struct{}, hint), names: make(versionCounts, hint/2)}
+	}
 	br := bufio.NewReaderSize(r, 64<<10)
 	var doc io.Reader = br
 	if magic, _ := br.Peek(2); len(magic) == 2 && magic[0] == 0x1f && magic[1] == 0x8b {
@@ -115,7 +120,7 @@ type readCtx struct {
 	emit       func(schema.Entry) error
 	rej        func(schema.DLQMessage) error
 	st         SnapshotStats
-	seen       *seenSet
+	seen       seen
 	read       *countingReader // the document's bytes (after gunzip)
 	gz         *gzipErr        // nil when the file is not gzip
 }
@@ -131,24 +136,21 @@ func (c *readCtx) take(raw []byte, e schema.Entry, err error, h *entryHashes) er
 		errors.As(err, &re)
 		return c.rej(schema.NewDLQ("replay", c.source, ReasonOf(err), err.Error(), rejectKey(re), raw, c.observedAt))
 	}
-	if h == nil {
-		var hh entryHashes
-		if !c.seen.exact {
-			hh = hashEntry(c.seen.seed, e.Server.Name, e.Server.Version)
-		}
-		h = &hh
+	var hh entryHashes
+	if h != nil {
+		hh = *h
+	} else if seed := c.seen.hashes(); seed != nil {
+		hh = hashEntry(*seed, e.Server.Name, e.Server.Version)
 	}
-	k := entryKey{e.Server.Name, e.Server.Version}
-	if c.seen.has(k, h.key) {
+	switch c.seen.take(e.Server.Name, e.Server.Version, hh, e.Meta.IsLatest) {
+	case takeDup:
 		c.st.Rejects++
 		key := e.Server.Name + "@" + e.Server.Version
 		return c.rej(schema.NewDLQ("replay", c.source, schema.ReasonDuplicateEntry, "a second entry for "+schema.Bound(key, maxKeyBytes)+" in one snapshot; the first is kept", key, raw, c.observedAt))
-	}
-	if !c.seen.admit(e.Server.Name, h.name, e.Meta.IsLatest) {
+	case takeTooMany:
 		c.st.Rejects++
 		return c.rej(schema.NewDLQ("replay", c.source, schema.ReasonTooManyVersions, tooManyVersions(e.Server.Name), e.Server.Name+"@"+e.Server.Version, raw, c.observedAt))
 	}
-	c.seen.add(k, h.key)
 	c.st.Entries++
 	c.st.Names = c.seen.distinctNames()
 	return c.emit(e)
