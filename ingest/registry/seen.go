@@ -6,9 +6,9 @@ import (
 
 // What a listing's next entry is, by its name and version (readCtx.take).
 const (
-	takeOK       = iota // taken: counted, and remembered
-	takeDup             // a second entry for name@version: the first is kept
-	takeTooMany         // a version of a name past MaxVersionsPerName
+	takeOK      = iota // taken: counted, and remembered
+	takeDup            // a second entry for name@version: the first is kept
+	takeTooMany        // a version of a name past MaxVersionsPerName
 )
 
 // seen is what one read of a listing remembers of the entries it took:
