@@ -320,10 +320,14 @@ func snapshotView(entries []schema.Entry) *view {
 	return v
 }
 
+// minParallel is the least work split over goroutines (a variable so that
+// tests can split small inputs).
+var minParallel = 4096
+
 // parallel runs f over [0, n) in GOMAXPROCS chunks (one when n is small).
 func parallel(n int, f func(lo, hi int)) {
 	w := runtime.GOMAXPROCS(0)
-	if n < 4096 || w == 1 {
+	if n < minParallel || w == 1 {
 		f(0, n)
 		return
 	}
@@ -373,24 +377,97 @@ func Diff(known *State, snap Snapshot, opt Options) Result {
 	}
 
 	at := snap.ObservedAt.UTC()
-	ev := make([]schema.DriftEvent, 0, 16)
-	add := func(name, kind, version, before, after string, bump bool) {
-		ev = append(ev, schema.DriftEvent{
-			ID:          EventID(name, kind, before, after, at),
-			Server:      name,
-			Namespace:   schema.Namespace(name),
-			Kind:        kind,
-			Version:     version,
-			Before:      before,
-			After:       after,
-			ObservedAt:  at,
-			VersionBump: bump,
-			SnapshotID:  snap.ID,
+	atText := at.Format(time.RFC3339Nano)
+	// FirstSeen is built beside the walk: it needs nothing from it.
+	var firstSeen map[string]time.Time
+	var fsDone sync.WaitGroup
+	fsDone.Go(func() {
+		firstSeen = maps.Clone(known.FirstSeen)
+		if firstSeen == nil {
+			firstSeen = make(map[string]time.Time, len(v.name))
+		}
+		for _, n := range v.name {
+			if _, ok := firstSeen[n]; !ok {
+				firstSeen[n] = at
+			}
+		}
+	})
+
+	// The walk over the snapshot's servers in name order, in chunks at
+	// once (each looks up its servers in known and hashes its events'
+	// ids), their events put together in order after.
+	w := runtime.GOMAXPROCS(0)
+	if len(v.order) < minParallel {
+		w = 1
+	}
+	evs := make([][]schema.DriftEvent, w)
+	kepts := make([]int, w)
+	var wg sync.WaitGroup
+	for c := range w {
+		wg.Go(func() {
+			lo, hi := c*len(v.order)/w, (c+1)*len(v.order)/w
+			evs[c], kepts[c] = walk(known, snap, v, v.order[lo:hi], at, atText)
 		})
 	}
-
+	wg.Wait()
 	kept := 0 // names of the snapshot that known has
-	for _, g := range v.order {
+	total := 0
+	for c := range w {
+		kept += kepts[c]
+		total += len(evs[c])
+	}
+	ev := make([]schema.DriftEvent, 0, total+16)
+	for _, e := range evs {
+		ev = append(ev, e...)
+	}
+	// Every known name the snapshot lacks is gone; when it has them all
+	// (the count says so), there is nothing to look for.
+	if !merge && kept < len(known.Latest) {
+		gone := make([]string, 0, len(known.Latest)-kept)
+		for n := range known.Latest {
+			if _, ok := nl[n]; !ok {
+				gone = append(gone, n)
+			}
+		}
+		sort.Strings(gone)
+		for _, n := range gone {
+			ev = appendEvent(ev, snap.ID, at, atText, n, schema.KindRemoved, known.Latest[n].Version, known.Latest[n].Version, "", false)
+		}
+	}
+	fsDone.Wait()
+
+	next := &State{
+		NextOffset: known.NextOffset,
+		Applied:    at,
+		AppliedID:  snap.ID,
+		Snapshots:  known.Snapshots + 1,
+		EventCount: known.EventCount + int64(len(ev)),
+	}
+	next.FirstSeen = firstSeen
+	if merge {
+		// What the snapshot adds or changes is kept, what it lacks stays.
+		// Untouched servers share known's version maps (never written).
+		next.Versions = make(map[string]map[string]Content, len(known.Versions)+len(merged))
+		maps.Copy(next.Versions, known.Versions)
+		maps.Copy(next.Versions, merged)
+		next.Latest = make(map[string]Latest, len(known.Latest)+len(nl))
+		maps.Copy(next.Latest, known.Latest)
+		maps.Copy(next.Latest, nl)
+	} else {
+		next.Versions, next.Latest = nv, nl
+	}
+	return Result{Events: ev, Partial: partial, PartialReason: reason, Names: len(nl), Next: next}
+}
+
+// walk compares the servers of groups (in name order) with known, and
+// returns their events and how many of them known has.
+func walk(known *State, snap Snapshot, v *view, groups []int32, at time.Time, atText string) ([]schema.DriftEvent, int) {
+	var ev []schema.DriftEvent
+	add := func(name, kind, version, before, after string, bump bool) {
+		ev = appendEvent(ev, snap.ID, at, atText, name, kind, version, before, after, bump)
+	}
+	kept := 0
+	for _, g := range groups {
 		n, l := v.name[g], v.pick[g]
 		old, existed := known.Latest[n]
 		if !existed {
@@ -430,50 +507,23 @@ func Diff(known *State, snap Snapshot, opt Options) Result {
 			add(n, schema.KindStatusChanged, l.Version, statusOr(old.Status), statusOr(l.Status), bump)
 		}
 	}
-	// Every known name the snapshot lacks is gone; when it has them all
-	// (the count says so), there is nothing to look for.
-	if !merge && kept < len(known.Latest) {
-		gone := make([]string, 0, len(known.Latest)-kept)
-		for n := range known.Latest {
-			if _, ok := nl[n]; !ok {
-				gone = append(gone, n)
-			}
-		}
-		sort.Strings(gone)
-		for _, n := range gone {
-			add(n, schema.KindRemoved, known.Latest[n].Version, known.Latest[n].Version, "", false)
-		}
-	}
+	return ev, kept
+}
 
-	next := &State{
-		NextOffset: known.NextOffset,
-		Applied:    at,
-		AppliedID:  snap.ID,
-		Snapshots:  known.Snapshots + 1,
-		EventCount: known.EventCount + int64(len(ev)),
-	}
-	next.FirstSeen = maps.Clone(known.FirstSeen)
-	if next.FirstSeen == nil {
-		next.FirstSeen = make(map[string]time.Time, len(v.name))
-	}
-	for _, n := range v.name {
-		if _, ok := next.FirstSeen[n]; !ok {
-			next.FirstSeen[n] = at
-		}
-	}
-	if merge {
-		// What the snapshot adds or changes is kept, what it lacks stays.
-		// Untouched servers share known's version maps (never written).
-		next.Versions = make(map[string]map[string]Content, len(known.Versions)+len(merged))
-		maps.Copy(next.Versions, known.Versions)
-		maps.Copy(next.Versions, merged)
-		next.Latest = make(map[string]Latest, len(known.Latest)+len(nl))
-		maps.Copy(next.Latest, known.Latest)
-		maps.Copy(next.Latest, nl)
-	} else {
-		next.Versions, next.Latest = nv, nl
-	}
-	return Result{Events: ev, Partial: partial, PartialReason: reason, Names: len(nl), Next: next}
+// appendEvent appends one event; atText is at in RFC 3339 (its id's part).
+func appendEvent(ev []schema.DriftEvent, snapID string, at time.Time, atText, name, kind, version, before, after string, bump bool) []schema.DriftEvent {
+	return append(ev, schema.DriftEvent{
+		ID:          eventID(name, kind, before, after, atText),
+		Server:      name,
+		Namespace:   schema.Namespace(name),
+		Kind:        kind,
+		Version:     version,
+		Before:      before,
+		After:       after,
+		ObservedAt:  at,
+		VersionBump: bump,
+		SnapshotID:  snapID,
+	})
 }
 
 func has(vm map[string]Content, version string) bool {
@@ -536,12 +586,20 @@ func statusOr(s string) string {
 // EventID is the deterministic id of a drift event: a hash of server, kind,
 // before, after and the snapshot's time (SPEC §2).
 func EventID(server, kind, before, after string, at time.Time) string {
-	h := sha256.New()
-	for _, s := range []string{server, kind, before, after, at.UTC().Format(time.RFC3339Nano)} {
-		h.Write([]byte(s))
-		h.Write([]byte{0})
+	return eventID(server, kind, before, after, at.UTC().Format(time.RFC3339Nano))
+}
+
+// eventID is EventID with the time formatted: one SHA-256 over the fields
+// each ended by a zero byte, built on the stack when they are short (a
+// snapshot that seeds the state makes one event per server).
+func eventID(server, kind, before, after, at string) string {
+	var stack [512]byte
+	b := stack[:0]
+	for _, s := range [...]string{server, kind, before, after, at} {
+		b = append(append(b, s...), 0)
 	}
-	return hex.EncodeToString(h.Sum(nil)[:16])
+	sum := sha256.Sum256(b)
+	return hex.EncodeToString(sum[:16])
 }
 
 // Counts tallies events per kind.

@@ -4,6 +4,8 @@ package differ
 // reference the rewritten Diff is compared with (reference_test.go).
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
 	"fmt"
 	"maps"
 	"slices"
@@ -93,7 +95,7 @@ func referenceDiff(known *State, snap Snapshot, opt Options) Result {
 	ev := make([]schema.DriftEvent, 0, 16)
 	add := func(name, kind, version, before, after string, bump bool) {
 		ev = append(ev, schema.DriftEvent{
-			ID:          EventID(name, kind, before, after, at),
+			ID:          referenceEventID(name, kind, before, after, at),
 			Server:      name,
 			Namespace:   schema.Namespace(name),
 			Kind:        kind,
@@ -184,4 +186,14 @@ func referenceDiff(known *State, snap Snapshot, opt Options) Result {
 		next.Versions, next.Latest = nv, nl
 	}
 	return Result{Events: ev, Partial: partial, PartialReason: reason, Names: len(nl), Next: next}
+}
+
+// referenceEventID is EventID as it was: the fields through a hash.Hash.
+func referenceEventID(server, kind, before, after string, at time.Time) string {
+	h := sha256.New()
+	for _, s := range []string{server, kind, before, after, at.UTC().Format(time.RFC3339Nano)} {
+		h.Write([]byte(s))
+		h.Write([]byte{0})
+	}
+	return hex.EncodeToString(h.Sum(nil)[:16])
 }

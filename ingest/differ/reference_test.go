@@ -86,8 +86,10 @@ func randomSnapshot(r *rand.Rand, day int) Snapshot {
 // incomplete and incremental listings, Diff gives the reference's events
 // (same order, same ids) and the same next state.
 func TestDiffMatchesReferenceRandom(t *testing.T) {
+	defer func(m int) { minParallel = m }(minParallel)
 	r := rand.New(rand.NewPCG(1, 2))
 	for seq := range 400 {
+		minParallel = []int{1, 3, 4096}[seq%3] // work split over goroutines, or not
 		known := NewState()
 		for day := range 8 {
 			known = applyBoth(t, known, randomSnapshot(r, seq*8+day), Options{PartialRatio: []float64{0, 0.5, 0.99}[r.IntN(3)]})
@@ -130,7 +132,9 @@ func TestDiffMatchesReferenceOnListings(t *testing.T) {
 			ObservedAt: time.Date(2026, 1, 1+day, 0, 0, 0, 0, time.UTC), Entries: es})
 	}
 	r := rand.New(rand.NewPCG(3, 4))
-	for _, shuffle := range []bool{false, true} {
+	defer func(m int) { minParallel = m }(minParallel)
+	for k, shuffle := range []bool{false, true} {
+		minParallel = []int{1000, 1}[k]
 		known := NewState()
 		for _, s := range snaps {
 			if shuffle {
@@ -148,6 +152,8 @@ func FuzzDiffMatchesReference(f *testing.F) {
 		f.Add(uint64(i), uint64(i*7), uint8(4))
 	}
 	f.Fuzz(func(t *testing.T, a, b uint64, days uint8) {
+		defer func(m int) { minParallel = m }(minParallel)
+		minParallel = 1 + int(a%5)
 		r := rand.New(rand.NewPCG(a, b))
 		known := NewState()
 		for day := range int(days%16) + 1 {
@@ -205,4 +211,16 @@ func BenchmarkDiffGenerated(b *testing.B) {
 	oldS, curS := shuffled(old), shuffled(cur)
 	b.Run("forum-shuffled", func(b *testing.B) { run(b, Diff, oldS, curS) })
 	b.Run("reference-shuffled", func(b *testing.B) { run(b, referenceDiff, oldS, curS) })
+}
+
+// TestEventIDIsTheReference: the id on the stack is the id through a
+// hash.Hash, for short fields and for fields past the stack buffer.
+func TestEventIDIsTheReference(t *testing.T) {
+	at := time.Date(2025, 10, 1, 0, 0, 0, 5, time.FixedZone("x", 3600))
+	long := string(bytes.Repeat([]byte("é<x>"), 300))
+	for _, f := range [][4]string{{"a/b", "removed", "1", ""}, {"", "", "", ""}, {"io.x/y", "description_changed", long, "short"}, {"io.x/y", "endpoints_changed", `[["sse","https://x"]]`, long}} {
+		if got, want := EventID(f[0], f[1], f[2], f[3], at), referenceEventID(f[0], f[1], f[2], f[3], at); got != want {
+			t.Errorf("%q: %s, reference %s", f, got, want)
+		}
+	}
 }
