@@ -192,7 +192,25 @@ func plainJSON(s string) bool {
 	return true
 }
 
-func contentOf(e *schema.Entry) Content {
+// contentOf is what the differ keeps of e.
+func contentOf(e *schema.Entry) Content { return contentWith(e, Endpoints(e.Server.Remotes)) }
+
+// sameRemotes reports whether a and b hold the same remotes in the same
+// order (then their Endpoints are equal).
+func sameRemotes(a, b []schema.Remote) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if a[i].Type != b[i].Type || a[i].URL != b[i].URL {
+			return false
+		}
+	}
+	return true
+}
+
+// contentWith is contentOf with e's Endpoints already made.
+func contentWith(e *schema.Entry, endpoints string) Content {
 	st := e.Meta.Status
 	if st == "active" {
 		st = ""
@@ -200,7 +218,7 @@ func contentOf(e *schema.Entry) Content {
 	return Content{
 		Description: e.Server.Description,
 		Title:       e.Server.Title,
-		Endpoints:   Endpoints(e.Server.Remotes),
+		Endpoints:   endpoints,
 		Status:      st,
 		IsLatest:    e.Meta.IsLatest,
 		PublishedAt: e.Meta.PublishedAt,
@@ -236,19 +254,13 @@ func (v *view) entries(g int32) []int32 { return v.member[v.start[g]:v.start[g+1
 // snapshotView indexes a snapshot. At registry scale it is bound by map
 // work and cache misses, so each name is hashed once: entries are grouped
 // by name (one lookup per run of entries with the same name, as a listing
-// usually holds a server's versions together), then each group's latest
-// entry and version map are made in parallel, and the two maps of the
+// usually holds a server's versions together), then each group's contents,
+// latest entry and version map are made in parallel, and the two maps of the
 // State are filled at once, each by one goroutine, while the names are
 // sorted. The 2 × 170k-record benchmark (bench/RESULTS.md) spent 0.65 s
 // in Diff with a map lookup per entry and four per name.
 func snapshotView(entries []schema.Entry) *view {
 	n := len(entries)
-	contents := make([]Content, n)
-	parallel(n, func(lo, hi int) {
-		for i := lo; i < hi; i++ {
-			contents[i] = contentOf(&entries[i])
-		}
-	})
 	v := &view{}
 	gid := make([]int32, n)
 	idx := make(map[string]int32, n/3)
@@ -288,12 +300,23 @@ func snapshotView(entries []schema.Entry) *view {
 			es := v.entries(g)
 			vm := make(map[string]Content, len(es))
 			var cur Latest
+			var prevRemotes []schema.Remote
+			var prevEndpoints string
 			for k, i := range es {
-				// refdiff's rule (better): on a tie the first seen stays.
-				if k == 0 || better(contents[i], cur.Content) {
-					cur = Latest{Version: entries[i].Server.Version, Content: contents[i]}
+				var c Content
+				if e := &entries[i]; k > 0 && sameRemotes(prevRemotes, e.Server.Remotes) {
+					// A server's versions mostly keep their remotes: the
+					// endpoint string is the previous entry's.
+					c = contentWith(e, prevEndpoints)
+				} else {
+					c = contentOf(e)
 				}
-				vm[entries[i].Server.Version] = contents[i]
+				prevRemotes, prevEndpoints = entries[i].Server.Remotes, c.Endpoints
+				// refdiff's rule (better): on a tie the first seen stays.
+				if k == 0 || better(c, cur.Content) {
+					cur = Latest{Version: entries[i].Server.Version, Content: c}
+				}
+				vm[entries[i].Server.Version] = c
 			}
 			v.pick[g], vms[g] = cur, vm
 		}
