@@ -12,9 +12,11 @@ package registry
 // own, the server object into its struct, json.Compact) and ~100 allocations.
 // A library decodes, but it does not also validate with encoding/json's exact
 // rules, compact, and report where the server object lies in the same pass;
-// and every library allocates one string per field. Here the field strings
-// of an entry share one allocation (a copy of its server object), slices and
-// pointers come from small per-worker arenas, and anything the fast parser
+// and every library allocates one string per field. Here field strings are
+// copied into a per-worker string arena, or share the previous entry's copy
+// when they are the same (ownServer), slices and pointers come from small
+// per-worker arenas, strings are scanned eight bytes at a time (specialMask),
+// and anything the fast parser
 // is not certain about — the legacy shape, escapes in keys, nulls, duplicate
 // keys, keys that encoding/json would match case-insensitively, a wrong
 // type, snake_case metadata, invalid UTF-8, odd timestamps — bails to
