@@ -212,7 +212,9 @@ func render(c Config, start time.Time, secs []Section) string {
 	return b.String()
 }
 
-func runPython(ctx context.Context, py string, args ...string) ([]byte, time.Duration, int64, error) {
+// runPython runs the Python baseline and returns its output, wall time,
+// peak RSS and CPU time (user+system).
+func runPython(ctx context.Context, py string, args ...string) ([]byte, time.Duration, int64, time.Duration, error) {
 	cmd := exec.CommandContext(ctx, py, args...)
 	var out, errb bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &errb
@@ -220,13 +222,15 @@ func runPython(ctx context.Context, py string, args ...string) ([]byte, time.Dur
 	err := cmd.Run()
 	wall := time.Since(t0)
 	var rss int64
+	var cpu time.Duration
 	if cmd.ProcessState != nil {
 		rss = maxRSS(cmd.ProcessState)
+		cpu = cmd.ProcessState.UserTime() + cmd.ProcessState.SystemTime()
 	}
 	if err != nil {
-		return nil, wall, rss, fmt.Errorf("%s %v: %w: %s", py, args, err, errb.String())
+		return nil, wall, rss, cpu, fmt.Errorf("%s %v: %w: %s", py, args, err, errb.String())
 	}
-	return out.Bytes(), wall, rss, nil
+	return out.Bytes(), wall, rss, cpu, nil
 }
 
 func notBuilt(id string) Section {

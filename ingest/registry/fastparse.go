@@ -89,8 +89,10 @@ type entryParser struct {
 	seed *maphash.Seed
 }
 
-// strArena is the size of one block of aStr.
-const strArena = 64 << 10
+// arenaBlock is the size of one block of aStr and of aRaw: big enough that
+// a 150 MB snapshot takes a few hundred allocations, not thousands (each
+// a trip to the page heap), small beside what a read holds anyway.
+const arenaBlock = 512 << 10
 
 // keep returns a copy of b as a string from the string arena.
 func (p *entryParser) keep(b []byte) string {
@@ -99,7 +101,7 @@ func (p *entryParser) keep(b []byte) string {
 	}
 	if p.aStr.Cap()-p.aStr.Len() < len(b) {
 		p.aStr = strings.Builder{}
-		p.aStr.Grow(max(strArena, len(b)))
+		p.aStr.Grow(max(arenaBlock, len(b)))
 	}
 	k := p.aStr.Len()
 	p.aStr.Write(b)
@@ -664,7 +666,7 @@ func (p *entryParser) entry(i int) (schema.Entry, int, int) {
 	// Raw: the compacted server object, from the raw arena.
 	size := srvHi - srvLo
 	if cap(p.aRaw)-len(p.aRaw) < size {
-		p.aRaw = make([]byte, 0, max(64<<10, size))
+		p.aRaw = make([]byte, 0, max(arenaBlock, size))
 	}
 	start := len(p.aRaw)
 	if srvWS {

@@ -303,7 +303,7 @@ func (c *readCtx) fastRead(br io.Reader) error {
 		for _, pr := range pieces {
 			for i := range pr.items {
 				it := &pr.items[i]
-				if err := c.take(it.raw, it.e, it.err, &it.h); err != nil {
+				if err := c.take(it.raw, &it.e, it.err, &it.h); err != nil {
 					return err
 				}
 			}

@@ -64,12 +64,13 @@ func ReadSnapshot(r io.Reader, source string, observedAt time.Time, emit func(sc
 // only (ReadSnapshot as it was before the fast path: the spec by example
 // that tests compare with).
 func readSnapshot(r io.Reader, source string, observedAt time.Time, emit func(schema.Entry) error, rej func(schema.DLQMessage) error, fast bool) (SnapshotStats, error) {
-	return readSnapshotHint(r, source, observedAt, emit, rej, fast, 0)
+	return readSnapshotHint(r, source, observedAt, func(e *schema.Entry) error { return emit(*e) }, rej, fast, 0)
 }
 
 // readSnapshotHint is readSnapshot with the number of entries expected (0:
-// unknown), to size its maps.
-func readSnapshotHint(r io.Reader, source string, observedAt time.Time, emit func(schema.Entry) error, rej func(schema.DLQMessage) error, fast bool, hint int) (SnapshotStats, error) {
+// unknown), to size its maps, and emit taking a pointer (an entry is 300
+// bytes: LoadSnapshotFile copies each once, into its slice).
+func readSnapshotHint(r io.Reader, source string, observedAt time.Time, emit func(*schema.Entry) error, rej func(schema.DLQMessage) error, fast bool, hint int) (SnapshotStats, error) {
 	c := &readCtx{source: source, observedAt: observedAt, emit: emit, rej: rej}
 	if fast {
 		c.seen = newHashedSeen(hint)
@@ -117,7 +118,7 @@ func readSnapshotHint(r io.Reader, source string, observedAt time.Time, emit fun
 type readCtx struct {
 	source     string
 	observedAt time.Time
-	emit       func(schema.Entry) error
+	emit       func(*schema.Entry) error // the callee copies what it keeps
 	rej        func(schema.DLQMessage) error
 	st         SnapshotStats
 	seen       seen
@@ -128,7 +129,7 @@ type readCtx struct {
 // take handles one entry value in file order: a reject, a duplicate, a
 // version over the bound, or a good entry. h holds the entry's hashes
 // (with c.seen's seed) when the caller has them, nil when not.
-func (c *readCtx) take(raw []byte, e schema.Entry, err error, h *entryHashes) error {
+func (c *readCtx) take(raw []byte, e *schema.Entry, err error, h *entryHashes) error {
 	if err != nil {
 		c.st.Rejects++
 		c.st.Unreadable++
@@ -254,7 +255,7 @@ func (c *readCtx) refRead(in io.Reader, resume int) error {
 			return broken(err)
 		}
 		e, err := ParseEntry(raw)
-		if err := c.take(raw, e, err, nil); err != nil {
+		if err := c.take(raw, &e, err, nil); err != nil {
 			return err
 		}
 	}
@@ -490,7 +491,7 @@ func loadSnapshotFile(f SnapshotFile, fast bool) ([]schema.Entry, []schema.DLQMe
 	entries := make([]schema.Entry, 0, hint)
 	var rejects []schema.DLQMessage
 	st, err := readSnapshotHint(fh, filepath.Base(f.Path), f.CapturedAt,
-		func(e schema.Entry) error { entries = append(entries, e); return nil },
+		func(e *schema.Entry) error { entries = append(entries, *e); return nil },
 		func(m schema.DLQMessage) error { rejects = append(rejects, m); return nil }, fast, hint)
 	return entries, rejects, st, err
 }
