@@ -21,10 +21,10 @@ import (
 type Measure struct {
 	Wall    time.Duration
 	CPU     time.Duration // user+system CPU of the whole process during the run (on a shared box, less noisy than wall)
-	Bytes   uint64 // bytes allocated (TotalAlloc delta)
-	Allocs  uint64 // heap objects allocated (Mallocs delta)
-	Records int    // records decoded (both files)
-	Events  int    // drift events (end-to-end arms)
+	Bytes   uint64        // bytes allocated (TotalAlloc delta)
+	Allocs  uint64        // heap objects allocated (Mallocs delta)
+	Records int           // records decoded (both files)
+	Events  int           // drift events (end-to-end arms)
 }
 
 // Measured runs f after a GC and returns its wall time and allocations.
