@@ -48,10 +48,11 @@ func (s *exactSeen) hashes() *maphash.Seed { return nil }
 
 // hashedSeen gives exactSeen's answers at a fraction of its cost. Every
 // entry passes through it in file order on one goroutine, the one serial
-// step of the fast path, and with two maps of strings it was a quarter of
-// the fast path's time (0.36 s of the 1.43 s benchmark of 2 × 170k
-// records, bench/RESULTS.md): two strings hashed per entry, and a cache
-// miss or two in a table of 170k keys. Here the hashes of each entry's
+// step of the fast path, and with two maps of strings it took about a
+// tenth of the fast path's CPU time in profiles of benchmark 1 (2 × 170k
+// records, bench/RESULTS.md), all of it on the reading goroutine: two
+// strings hashed per entry, and a cache miss or two in a table of 170k
+// keys. Here the hashes of each entry's
 // name and version are computed beforehand, in parallel, by the parsers
 // (hashEntry); names are found by hash, and the last one found is tried
 // first (a listing holds a server's versions together); and the versions
