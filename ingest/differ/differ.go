@@ -246,20 +246,32 @@ type view struct {
 	start  []int32  // group g's entries are members[start[g]:start[g+1]], in file order
 	member []int32
 	order  []int32 // groups by name
+	// What known has of each group's server: its latest entry (and
+	// whether it has the server at all) and its version map. same: the
+	// snapshot holds exactly those versions with those contents, so the
+	// group's version map is known's own.
+	old     []Latest
+	existed []bool
+	kv      []map[string]Content
+	same    []bool
 }
 
 // entries returns the indexes of group g's entries, in file order.
 func (v *view) entries(g int32) []int32 { return v.member[v.start[g]:v.start[g+1]] }
 
-// snapshotView indexes a snapshot. At registry scale it is bound by map
-// work and cache misses, so each name is hashed once: entries are grouped
-// by name (one lookup per run of entries with the same name, as a listing
-// usually holds a server's versions together), then each group's contents,
-// latest entry and version map are made in parallel, and the two maps of the
-// State are filled at once, each by one goroutine, while the names are
-// sorted. The 2 × 170k-record benchmark (bench/RESULTS.md) spent 0.65 s
-// in Diff with a map lookup per entry and four per name.
-func snapshotView(entries []schema.Entry) *view {
+// snapshotView indexes a snapshot, and looks its servers up in known. At
+// registry scale it is bound by map work and cache misses, so each name is
+// hashed as few times as can be: entries are grouped by name (one lookup
+// per run of entries with the same name, as a listing usually holds a
+// server's versions together); then, in parallel, each group's contents and
+// latest entry are made and its server looked up in known, and its version
+// map is made only when known's differs (from one day to the next almost
+// every server is as it was, and a version map is a 1 KB allocation); then
+// the two maps of the State are filled at once, each by one goroutine,
+// while the names are sorted. The 2 × 170k-record benchmark
+// (bench/RESULTS.md) spent 0.65 s in Diff with a map lookup per entry and
+// four per name.
+func snapshotView(entries []schema.Entry, known *State) *view {
 	n := len(entries)
 	v := &view{}
 	gid := make([]int32, n)
@@ -294,31 +306,51 @@ func snapshotView(entries []schema.Entry) *view {
 	}
 
 	v.pick = make([]Latest, groups)
+	v.old, v.existed = make([]Latest, groups), make([]bool, groups)
+	v.kv, v.same = make([]map[string]Content, groups), make([]bool, groups)
 	vms := make([]map[string]Content, groups)
 	parallel(groups, func(lo, hi int) {
+		var cs []Content // the group's contents, in file order
 		for g := int32(lo); g < int32(hi); g++ {
 			es := v.entries(g)
-			vm := make(map[string]Content, len(es))
+			v.old[g], v.existed[g] = known.Latest[v.name[g]]
+			kv := known.Versions[v.name[g]]
+			same := kv != nil && len(kv) == len(es)
+			cs = cs[:0]
 			var cur Latest
-			var prevRemotes []schema.Remote
-			var prevEndpoints string
 			for k, i := range es {
 				var c Content
-				if e := &entries[i]; k > 0 && sameRemotes(prevRemotes, e.Server.Remotes) {
+				if e := &entries[i]; k > 0 && sameRemotes(entries[es[k-1]].Server.Remotes, e.Server.Remotes) {
 					// A server's versions mostly keep their remotes: the
 					// endpoint string is the previous entry's.
-					c = contentWith(e, prevEndpoints)
+					c = contentWith(e, cs[k-1].Endpoints)
 				} else {
 					c = contentOf(e)
 				}
-				prevRemotes, prevEndpoints = entries[i].Server.Remotes, c.Endpoints
+				cs = append(cs, c)
 				// refdiff's rule (better): on a tie the first seen stays.
 				if k == 0 || better(c, cur.Content) {
 					cur = Latest{Version: entries[i].Server.Version, Content: c}
 				}
-				vm[entries[i].Server.Version] = c
+				if same {
+					kc, ok := kv[entries[i].Server.Version]
+					same = ok && kc == c
+				}
 			}
-			v.pick[g], vms[g] = cur, vm
+			// same: every version is known's, with known's content, as
+			// many as known has, none twice: then the snapshot's map is
+			// known's.
+			if same && len(es) > 1 {
+				same = distinctVersions(entries, es)
+			}
+			vm := kv
+			if !same {
+				vm = make(map[string]Content, len(es))
+				for k, i := range es {
+					vm[entries[i].Server.Version] = cs[k]
+				}
+			}
+			v.pick[g], vms[g], v.kv[g], v.same[g] = cur, vm, kv, same
 		}
 	})
 	v.vers = make(map[string]map[string]Content, groups)
@@ -341,6 +373,28 @@ func snapshotView(entries []schema.Entry) *view {
 	slices.SortFunc(v.order, func(a, b int32) int { return strings.Compare(v.name[a], v.name[b]) })
 	wg.Wait()
 	return v
+}
+
+// distinctVersions reports whether no version is listed twice among es.
+func distinctVersions(entries []schema.Entry, es []int32) bool {
+	if len(es) <= 16 {
+		for a := range es {
+			for b := a + 1; b < len(es); b++ {
+				if entries[es[a]].Server.Version == entries[es[b]].Server.Version {
+					return false
+				}
+			}
+		}
+		return true
+	}
+	seen := make(map[string]struct{}, len(es))
+	for _, i := range es {
+		if _, dup := seen[entries[i].Server.Version]; dup {
+			return false
+		}
+		seen[entries[i].Server.Version] = struct{}{}
+	}
+	return true
 }
 
 // minParallel is the least work split over goroutines (a variable so that
@@ -371,7 +425,7 @@ func Diff(known *State, snap Snapshot, opt Options) Result {
 	if ratio <= 0 {
 		ratio = DefaultPartialRatio
 	}
-	v := snapshotView(snap.Entries)
+	v := snapshotView(snap.Entries, known)
 	nv, nl := v.vers, v.latest
 	incremental := snap.Mode == schema.ModeIncremental
 	reason := ""
@@ -393,8 +447,7 @@ func Diff(known *State, snap Snapshot, opt Options) Result {
 		merged = make(map[string]map[string]Content, len(v.order))
 		for _, g := range v.order {
 			n := v.name[g]
-			old, existed := known.Latest[n]
-			merged[n], v.pick[g] = mergeServer(known.Versions[n], nv[n], v.pick[g], old, existed)
+			merged[n], v.pick[g] = mergeServer(v.kv[g], nv[n], v.pick[g], v.old[g], v.existed[g])
 			nl[n] = v.pick[g]
 		}
 	}
@@ -429,7 +482,7 @@ func Diff(known *State, snap Snapshot, opt Options) Result {
 	for c := range w {
 		wg.Go(func() {
 			lo, hi := c*len(v.order)/w, (c+1)*len(v.order)/w
-			evs[c], kepts[c] = walk(known, snap, v, v.order[lo:hi], at, atText)
+			evs[c], kepts[c] = walk(snap, v, v.order[lo:hi], at, atText)
 		})
 	}
 	wg.Wait()
@@ -482,28 +535,30 @@ func Diff(known *State, snap Snapshot, opt Options) Result {
 	return Result{Events: ev, Partial: partial, PartialReason: reason, Names: len(nl), Next: next}
 }
 
-// walk compares the servers of groups (in name order) with known, and
-// returns their events and how many of them known has.
-func walk(known *State, snap Snapshot, v *view, groups []int32, at time.Time, atText string) ([]schema.DriftEvent, int) {
+// walk compares the servers of groups (in name order) with what known has
+// of them (v.old, v.kv), and returns their events and how many of them
+// known has.
+func walk(snap Snapshot, v *view, groups []int32, at time.Time, atText string) ([]schema.DriftEvent, int) {
 	var ev []schema.DriftEvent
 	add := func(name, kind, version, before, after string, bump bool) {
 		ev = appendEvent(ev, snap.ID, at, atText, name, kind, version, before, after, bump)
 	}
 	kept := 0
 	for _, g := range groups {
-		n, l := v.name[g], v.pick[g]
-		old, existed := known.Latest[n]
-		if !existed {
+		n, l, old := v.name[g], v.pick[g], v.old[g]
+		if !v.existed[g] {
 			add(n, schema.KindNewServer, l.Version, "", l.Version, false)
 			continue
 		}
 		kept++
 		var buf [4]string
 		added := buf[:0]
-		kv := known.Versions[n]
-		for _, i := range v.entries(g) {
-			if ver := snap.Entries[i].Server.Version; !has(kv, ver) {
-				added = append(added, ver)
+		if !v.same[g] { // same: known has every version
+			kv := v.kv[g]
+			for _, i := range v.entries(g) {
+				if ver := snap.Entries[i].Server.Version; !has(kv, ver) {
+					added = append(added, ver)
+				}
 			}
 		}
 		if len(added) > 1 {

@@ -50,8 +50,9 @@ func applyBoth(t testing.TB, known *State, snap Snapshot, opt Options) *State {
 // randomSnapshot draws a listing from a small world, so that names,
 // versions, flags and contents collide often: duplicates, several latest
 // marks, ties on publishedAt, servers coming and going, escapes in
-// remote URLs.
-func randomSnapshot(r *rand.Rand, day int) Snapshot {
+// remote URLs; and, as from one day to the next, entries of prev kept
+// as they were, some listed twice.
+func randomSnapshot(r *rand.Rand, day int, prev []schema.Entry) Snapshot {
 	t0 := time.Date(2025, 10, 1, 0, 0, 0, 0, time.UTC)
 	names := 1 + r.IntN(12)
 	var es []schema.Entry
@@ -75,6 +76,17 @@ func randomSnapshot(r *rand.Rand, day int) Snapshot {
 		}
 		es = append(es, e)
 	}
+	if len(prev) > 0 && r.IntN(2) == 0 {
+		for _, e := range prev {
+			if r.IntN(4) > 0 {
+				es = append(es, e)
+			}
+			if r.IntN(8) == 0 {
+				es = append(es, e)
+			}
+		}
+		r.Shuffle(len(es), func(i, j int) { es[i], es[j] = es[j], es[i] })
+	}
 	mode := schema.ModeFull
 	if r.IntN(4) == 0 {
 		mode = schema.ModeIncremental
@@ -91,8 +103,11 @@ func TestDiffMatchesReferenceRandom(t *testing.T) {
 	for seq := range 400 {
 		minParallel = []int{1, 3, 4096}[seq%3] // work split over goroutines, or not
 		known := NewState()
+		var prev []schema.Entry
 		for day := range 8 {
-			known = applyBoth(t, known, randomSnapshot(r, seq*8+day), Options{PartialRatio: []float64{0, 0.5, 0.99}[r.IntN(3)]})
+			snap := randomSnapshot(r, seq*8+day, prev)
+			known = applyBoth(t, known, snap, Options{PartialRatio: []float64{0, 0.5, 0.99}[r.IntN(3)]})
+			prev = snap.Entries
 		}
 	}
 }
@@ -156,8 +171,11 @@ func FuzzDiffMatchesReference(f *testing.F) {
 		minParallel = 1 + int(a%5)
 		r := rand.New(rand.NewPCG(a, b))
 		known := NewState()
+		var prev []schema.Entry
 		for day := range int(days%16) + 1 {
-			known = applyBoth(t, known, randomSnapshot(r, day), Options{PartialRatio: float64(r.IntN(101)) / 100})
+			snap := randomSnapshot(r, day, prev)
+			known = applyBoth(t, known, snap, Options{PartialRatio: float64(r.IntN(101)) / 100})
+			prev = snap.Entries
 		}
 	})
 }
@@ -222,5 +240,26 @@ func TestEventIDIsTheReference(t *testing.T) {
 		if got, want := EventID(f[0], f[1], f[2], f[3], at), referenceEventID(f[0], f[1], f[2], f[3], at); got != want {
 			t.Errorf("%q: %s, reference %s", f, got, want)
 		}
+	}
+}
+
+// TestDiffVersionListedTwice: a server listed with one version twice,
+// where known has that version and one more with the same content, lost
+// the other version (known's map is not the snapshot's).
+func TestDiffVersionListedTwice(t *testing.T) {
+	t0 := time.Date(2025, 10, 1, 0, 0, 0, 0, time.UTC)
+	e := func(version string) schema.Entry {
+		return schema.Entry{Server: schema.ServerDetail{Name: "io.example/a", Version: version, Description: "d"}}
+	}
+	others := func() []schema.Entry {
+		var es []schema.Entry
+		for i := range 20 {
+			es = append(es, schema.Entry{Server: schema.ServerDetail{Name: fmt.Sprintf("io.example/o%d", i), Version: "1"}})
+		}
+		return es
+	}
+	known := applyBoth(t, NewState(), Snapshot{ID: "0", Mode: schema.ModeFull, ObservedAt: t0, Entries: append(others(), e("1"), e("2"))}, Options{})
+	for _, mode := range []string{schema.ModeFull, schema.ModeIncremental} {
+		applyBoth(t, known, Snapshot{ID: "1", Mode: mode, ObservedAt: t0.Add(time.Hour), Entries: append(others(), e("1"), e("1"))}, Options{})
 	}
 }
