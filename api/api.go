@@ -3,6 +3,13 @@
 // Huma v2 OpenAPI 3.1 layer (document at /openapi.json, docs at /docs), plus
 // /healthz, /readyz and Prometheus /metrics.
 //
+// Before any route, withLimits refuses what no route can use (a path or
+// query too long, not UTF-8, with a NUL byte or a malformed escape) with a
+// problem document, and boundErrors bounds what any error answer quotes of
+// the input. Operations under /v1/admin/ pass the admin gate (admin.go):
+// authorized before their input is read, and every call logged, counted
+// and stored in admin_audit, refused ones included.
+//
 // Server names contain '/', so they travel URL-encoded in paths
 // (/v1/servers/io.github.owner%2Frepo), as in the registry's own API.
 package api
@@ -23,6 +30,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 	"go.uber.org/zap"
 
+	"github.com/forum-mcp/forum/api/docs"
 	"github.com/forum-mcp/forum/schema"
 	"github.com/forum-mcp/forum/sql/store"
 )
@@ -62,6 +70,15 @@ type Options struct {
 	// request, as before the read model (a kill switch; the benchmark's
 	// comparison arm).
 	NoReadModel bool
+	// AdminAudit stores a row of every admin call (the admin gate,
+	// adminAuditor). Nil: Store, when it is a store.AdminStore; else admin
+	// calls are logged and counted only.
+	AdminAudit store.AdminStore
+	// Registerer takes the API's own metrics (forum_admin_requests_total).
+	// Nil: Registry, when set; else they are not exported.
+	Registerer prometheus.Registerer
+	// Now is the admin audit's clock (default time.Now).
+	Now func() time.Time
 }
 
 // New returns the HTTP handler and the Huma API (for the OpenAPI document).
@@ -73,7 +90,17 @@ func New(o Options) (http.Handler, huma.API) {
 	cfg := huma.DefaultConfig("forum", Version)
 	cfg.Info.Description = "Trust and quality records for every server in the official MCP Registry: registry history, drift events and dead letters (walking skeleton)."
 	cfg.OpenAPIPath = "/openapi"
+	// Bound error answers before the schema link rewraps them.
+	cfg.Transformers = append([]huma.Transformer{boundErrors}, cfg.Transformers...)
+	cfg.DocsPath = "" // /docs is api/docs: its viewer is embedded, Huma's loads from a CDN
 	api := humago.New(mux, cfg)
+	if o.AdminAudit == nil {
+		o.AdminAudit, _ = o.Store.(store.AdminStore)
+	}
+	// The admin gate wraps every operation registered after it: all of them.
+	aud := newAdminAuditor(o)
+	api.OpenAPI().OnAddOperation = append(api.OpenAPI().OnAddOperation, aud.addOperation)
+	api.UseMiddleware(aud.middleware(api))
 	h := &handlers{o: o, model: o.Servers}
 	if h.model == nil && !o.NoReadModel && o.Store != nil {
 		h.model = NewServerModel(o.Store, o.Log)
@@ -86,6 +113,7 @@ func New(o Options) (http.Handler, huma.API) {
 	for _, r := range o.Routes {
 		r(api)
 	}
+	docs.Register(mux, docs.Options{})
 	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, _ *http.Request) {
 		w.Header().Set("Content-Type", "text/plain")
 		_, _ = w.Write([]byte("ok\n"))
@@ -94,15 +122,7 @@ func New(o Options) (http.Handler, huma.API) {
 	if o.Registry != nil {
 		mux.Handle("GET /metrics", promhttp.HandlerFor(o.Registry, promhttp.HandlerOpts{Registry: o.Registry}))
 	}
-	return withLimits(mux), api
-}
-
-// withLimits bounds what a caller can send: request bodies and header time.
-func withLimits(next http.Handler) http.Handler {
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		r.Body = http.MaxBytesReader(w, r.Body, 1<<20)
-		next.ServeHTTP(w, r)
-	})
+	return withLimits(api, mux, aud), api
 }
 
 type handlers struct {
@@ -171,13 +191,13 @@ func toServer(r store.Record, detail bool) Server {
 type listInput struct {
 	Namespace string `query:"namespace" maxLength:"200" doc:"Only servers of this namespace (the part before '/')."`
 	Cursor    string `query:"cursor" maxLength:"400" doc:"The next_cursor of the previous page."`
-	Limit     int    `query:"limit" minimum:"1" maximum:"1000" default:"100"`
+	Limit     int    `query:"limit" minimum:"1" maximum:"1000" default:"100" doc:"Servers per page (at most 1000)."`
 }
 
 type listOutput struct {
 	Body struct {
 		Servers    []Server `json:"servers"`
-		NextCursor string   `json:"next_cursor,omitempty" doc:"Absent on the last page."`
+		NextCursor string   `json:"next_cursor,omitempty" doc:"Set on every full page (limit servers): pass it as cursor for the next page, which may be empty, as in the registry's own API. Absent on a short page: the last one."`
 	}
 }
 
@@ -231,20 +251,24 @@ type dlqOutput struct {
 
 func (h *handlers) addRoutes(api huma.API) {
 	huma.Register(api, huma.Operation{OperationID: "list-servers", Method: http.MethodGet, Path: "/v1/servers", Summary: "List servers",
-		Description: "Pages over every server's latest registry entry, ordered by name.", Tags: []string{"servers"}},
+		Description: "Pages over every server's latest registry entry, ordered by name. Follow next_cursor until it is absent: a full page always carries one (the page after it may be empty), a short page never does.", Tags: []string{"servers"}},
 		func(ctx context.Context, in *listInput) (*listOutput, error) {
-			rows, err := h.o.Store.ListServers(ctx, store.ListQuery{Namespace: in.Namespace, Cursor: in.Cursor, Limit: in.Limit + 1})
+			// Exactly limit rows, and a cursor after a full page: asking
+			// for limit+1 to look ahead would ask the store for more than
+			// it serves (store.MaxListLimit) at the maximum limit, and the
+			// last page would seem reached with servers left.
+			rows, err := h.o.Store.ListServers(ctx, store.ListQuery{Namespace: in.Namespace, Cursor: in.Cursor, Limit: in.Limit})
 			if err != nil {
 				return nil, h.internal("list servers", err)
 			}
+			rows = rows[:min(len(rows), in.Limit)]
 			out := &listOutput{}
-			out.Body.Servers = []Server{}
-			for i, r := range rows {
-				if i == in.Limit {
-					out.Body.NextCursor = rows[i-1].Name
-					break
-				}
+			out.Body.Servers = make([]Server, 0, len(rows))
+			for _, r := range rows {
 				out.Body.Servers = append(out.Body.Servers, toServer(r.Record, false))
+			}
+			if len(rows) == in.Limit {
+				out.Body.NextCursor = rows[len(rows)-1].Name
 			}
 			return out, nil
 		})
@@ -421,7 +445,7 @@ func (h *handlers) internal(what string, err error) error {
 // document describes the whole API whatever a given process serves.
 func DocumentRoutes() []func(huma.API) {
 	return []func(huma.API){TrustRoutes(TrustOptions{}), IncidentRoutes(IncidentOptions{}), BurstRoutes(BurstOptions{}),
-		ProvenanceRoutes(ProvenanceOptions{}), SearchRoutes(SearchOptions{}), ExportRoutes(ExportOptions{})}
+		ProvenanceRoutes(ProvenanceOptions{}), SearchRoutes(SearchOptions{}), ExportRoutes(ExportOptions{}), AdminRoutes(AdminOptions{})}
 }
 
 // What GET /v1/servers/{name} returns at most (unchanged from the store path).

@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 
 	"go.uber.org/zap"
+	"golang.org/x/sync/errgroup"
 
 	"github.com/forum-mcp/forum/bus"
 	"github.com/forum-mcp/forum/internal/component"
@@ -27,7 +28,7 @@ func init() {
 	component.Register(component.Spec{
 		Name: "api", Role: component.RoleServe,
 		Out: []string{schema.TopicIncidents},
-		Doc: "the HTTP API (OpenAPI 3.1 at /openapi.json, docs at /docs) from the store; stateless, run as many as needed",
+		Doc: "the HTTP API (OpenAPI 3.1 at /openapi.json, docs at /docs, pages at /) and read-only Arrow Flight SQL (--flight-listen) from the store; stateless, run as many as needed",
 		New: func(_ context.Context, d *component.Deps) (component.Runner, error) {
 			st, ok := d.Store.(Store)
 			if !ok {
@@ -45,15 +46,22 @@ func init() {
 			if len(tokens) == 0 {
 				d.Log.Info("admin API disabled (incident intake, review approval): FORUM_ADMIN_TOKEN is not set")
 			}
-			c := Config{Store: st, Method: m, PublicKey: pub, Tokens: tokens, Sponsors: d.Settings.Sponsors, Registry: d.Gatherer, Log: d.Log.Named("api")}
+			c := Config{Store: st, Method: m, PublicKey: pub, Tokens: tokens, Sponsors: d.Settings.Sponsors, Registry: d.Gatherer,
+				Registerer: d.Registry, Log: d.Log.Named("api")}
+			c.Ready = d.Ready
 			var closeW func()
 			if len(d.Brokers) > 0 {
 				w := bus.NewWriter(d.Brokers, d.Log)
 				closeW = func() { w.Close() }
 				p := &incidents.Publisher{W: w}
 				c.Publish = func(ctx context.Context, msg incidents.Msg) error { return p.Publish(ctx, msg) }
-				brokers := d.Brokers
+				brokers, deps := d.Brokers, d.Ready
 				c.Ready = func(ctx context.Context) error {
+					if deps != nil {
+						if err := deps(ctx); err != nil {
+							return err
+						}
+					}
 					if _, err := bus.Partitions(ctx, brokers, schema.TopicIncidents); err != nil {
 						return fmt.Errorf("bus: %w", err)
 					}
@@ -61,11 +69,21 @@ func init() {
 				}
 			}
 			srv := NewServer(c)
+			flight, err := flightRunner(d)
+			if err != nil {
+				return nil, err
+			}
 			return component.RunFunc(func(ctx context.Context) error {
 				if closeW != nil {
 					defer closeW()
 				}
-				return srv.ListenAndServe(ctx, d.Settings.Listen)
+				if flight == nil {
+					return srv.ListenAndServe(ctx, d.Settings.Listen)
+				}
+				g, gctx := errgroup.WithContext(ctx)
+				g.Go(func() error { return srv.ListenAndServe(gctx, d.Settings.Listen) })
+				g.Go(func() error { return flight(gctx) })
+				return g.Wait()
 			}), nil
 		},
 	})

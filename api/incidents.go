@@ -116,9 +116,10 @@ func IncidentRoutes(o IncidentOptions) func(huma.API) {
 		o.Log = zap.NewNop()
 	}
 	return func(api huma.API) {
-		huma.Register(api, huma.Operation{OperationID: "insert-incident", Method: http.MethodPost, Path: "/v1/admin/incidents",
+		huma.Register(api, adminOperation(huma.Operation{OperationID: "insert-incident", Method: http.MethodPost, Path: "/v1/admin/incidents",
 			Summary: "Enter an incident (admin)", DefaultStatus: http.StatusAccepted, Tags: []string{"incidents", "admin"},
 			Description: "Validates a curated incident (server in the registry's latest view, date not in the future, source URI, known class, severity and status, a reason) and publishes it with its audit entry. Nothing is written when anything is wrong."},
+			o.Tokens, "incident intake"),
 			func(ctx context.Context, in *incidentInsertInput) (*incidentActionOutput, error) {
 				who, err := o.authorize(in.Authorization)
 				if err != nil {
@@ -130,9 +131,10 @@ func IncidentRoutes(o IncidentOptions) func(huma.API) {
 				}
 				return o.publish(ctx, m)
 			})
-		huma.Register(api, huma.Operation{OperationID: "retract-incident", Method: http.MethodPost, Path: "/v1/admin/incidents/{id}/retract",
+		huma.Register(api, adminOperation(huma.Operation{OperationID: "retract-incident", Method: http.MethodPost, Path: "/v1/admin/incidents/{id}/retract",
 			Summary: "Retract an incident (admin)", DefaultStatus: http.StatusAccepted, Tags: []string{"incidents", "admin"},
 			Description: "Marks an incident retracted: it then counts 0 but stays in the history and the evidence. A reason is required."},
+			o.Tokens, "incident intake"),
 			func(ctx context.Context, in *incidentRetractInput) (*incidentActionOutput, error) {
 				who, err := o.authorize(in.Authorization)
 				if err != nil {

@@ -96,12 +96,37 @@ func registryEntry(t *testing.T, name, desc, repo, remote string, published, upd
 // its search rank is halved and its hit names the tool_poisoning signal
 // with an evidence uri that resolves — while its sealed Toolfinder score
 // is what SPEC §3 computes, untouched.
-func TestSafetyHoldEndToEnd(t *testing.T) {
+// The two servers of the live incident's replay (TestSafetyHoldEndToEnd,
+// TestSafetyHoldOnPages).
+const (
+	holdPoisoned = "io.github.quillcraft/notes-sync"
+	holdClean    = "io.github.inkwell/notes-keeper"
+)
+
+// holdFixture is the live incident replayed up to its publication: what
+// the hold tests read and serve.
+type holdFixture struct {
+	store      *duckdb.Store
+	at         time.Time
+	key        ed25519.PrivateKey
+	meta       scorer.Meta
+	checks     map[string]probe.Check
+	published  map[string]scorer.Record
+	sealedJSON map[string]string
+}
+
+// publishHoldFixture is the live incident up to its publication: a real
+// MCP server whose tool description hides an instruction to read
+// ~/.ssh/id_rsa, beside a clean sibling; both listed in the registry so
+// they score well; probed by the real prober over loopback; stored as the
+// history sink stores them; scored and published by the scorer.
+func publishHoldFixture(t *testing.T) holdFixture {
+	t.Helper()
 	ctx := context.Background()
 	at := trustAt // the publication time: the scorer ages updatedAt against it
 	const (
-		poisoned = "io.github.quillcraft/notes-sync"
-		clean    = "io.github.inkwell/notes-keeper"
+		poisoned = holdPoisoned
+		clean    = holdClean
 	)
 	poisonedURL := notesServer(t, poisonedDescription, "List the saved notes, newest first, optionally filtered by words.")
 	// "List notes." is under 20 characters: the clean sibling scores 2.5
@@ -115,7 +140,10 @@ func TestSafetyHoldEndToEnd(t *testing.T) {
 	}
 
 	// Probe both with the real prober; loopback is allowed for the test only.
-	p := probe.New(probe.WithAllow(netip.MustParsePrefix("127.0.0.0/8"), netip.MustParsePrefix("::1/128")), probe.WithLogger(zaptest.NewLogger(t)))
+	// The prober's clock stands an hour before the publication: a check is
+	// stamped when it runs, and the scorer counts only checks run by then.
+	p := probe.New(probe.WithAllow(netip.MustParsePrefix("127.0.0.0/8"), netip.MustParsePrefix("::1/128")), probe.WithLogger(zaptest.NewLogger(t)),
+		probe.WithClock(func() time.Time { return at.Add(-time.Hour) }))
 	t.Cleanup(p.Close)
 	checks := map[string]probe.Check{}
 	for _, e := range entries {
@@ -181,6 +209,16 @@ func TestSafetyHoldEndToEnd(t *testing.T) {
 		}
 		published[r.Server], sealedJSON[r.Server] = r, tr.Record
 	}
+	return holdFixture{store: s, at: at, key: key, meta: meta, checks: checks, published: published, sealedJSON: sealedJSON}
+}
+
+func TestSafetyHoldEndToEnd(t *testing.T) {
+	f := publishHoldFixture(t)
+	ctx, at, s, key, meta, checks, published, sealedJSON := context.Background(), f.at, f.store, f.key, f.meta, f.checks, f.published, f.sealedJSON
+	const (
+		poisoned = holdPoisoned
+		clean    = holdClean
+	)
 	rec := published[poisoned]
 
 	// The FORUM side saw the poisoning: a high tool_poisoning finding and an

@@ -36,6 +36,28 @@ func searchServer(t *testing.T, sponsors []string) (*httptest.Server, *search.In
 	if err := s.Migrate(ctx); err != nil {
 		t.Fatal(err)
 	}
+	publishGenerated(t, s)
+	idx := &search.Index{}
+	ref := &search.Refresher{Index: idx, Source: s}
+	if swapped, err := ref.Refresh(ctx); err != nil || !swapped {
+		t.Fatalf("refresh: %v %v", swapped, err)
+	}
+	if swapped, err := ref.Refresh(ctx); err != nil || swapped {
+		t.Fatalf("a second refresh of the same publication rebuilt: %v %v", swapped, err)
+	}
+	t.Cleanup(func() { idx.Current().Close() })
+	h, _ := api.New(api.Options{Store: s, Routes: []func(huma.API){api.SearchRoutes(api.SearchOptions{Index: idx, Sponsors: sponsors})}})
+	srv := httptest.NewServer(h)
+	t.Cleanup(srv.Close)
+	return srv, idx
+}
+
+// publishGenerated stores a generated, sealed publication of 60 servers
+// with their registry entries and health checks, as the scorer and the
+// history sink would.
+func publishGenerated(t *testing.T, s *duckdb.Store) {
+	t.Helper()
+	ctx := context.Background()
 	g := scorer.Generate(60, 5, trustAt)
 	meta := scorer.Meta{PublicationID: scorer.PublicationID(trustAt), ComputedAt: trustAt}
 	sealed, err := scorer.Seal(scorer.Compute(g.Inputs, g.Sources, meta, nil), meta, ed25519.NewKeyFromSeed(bytes.Repeat([]byte{5}, 32)))
@@ -61,19 +83,6 @@ func searchServer(t *testing.T, sponsors []string) (*httptest.Server, *search.In
 	if err := s.InsertHealthChecks(ctx, checks); err != nil {
 		t.Fatal(err)
 	}
-	idx := &search.Index{}
-	ref := &search.Refresher{Index: idx, Source: s}
-	if swapped, err := ref.Refresh(ctx); err != nil || !swapped {
-		t.Fatalf("refresh: %v %v", swapped, err)
-	}
-	if swapped, err := ref.Refresh(ctx); err != nil || swapped {
-		t.Fatalf("a second refresh of the same publication rebuilt: %v %v", swapped, err)
-	}
-	t.Cleanup(func() { idx.Current().Close() })
-	h, _ := api.New(api.Options{Store: s, Routes: []func(huma.API){api.SearchRoutes(api.SearchOptions{Index: idx, Sponsors: sponsors})}})
-	srv := httptest.NewServer(h)
-	t.Cleanup(srv.Close)
-	return srv, idx
 }
 
 func TestSearchAPI(t *testing.T) {

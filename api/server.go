@@ -14,6 +14,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"go.uber.org/zap"
 
+	"github.com/forum-mcp/forum/api/pages"
 	"github.com/forum-mcp/forum/api/search"
 	"github.com/forum-mcp/forum/processors/incidents"
 	"github.com/forum-mcp/forum/processors/method"
@@ -33,6 +34,7 @@ type Store interface {
 	ExportSource
 	store.IncidentStore
 	store.ReviewStore
+	store.AdminStore
 }
 
 // Config configures the whole API.
@@ -48,6 +50,9 @@ type Config struct {
 	Publish  func(ctx context.Context, m incidents.Msg) error
 	Sponsors []string
 	Registry prometheus.Gatherer // served on /metrics; nil for none
+	// Registerer takes the API's own metrics (forum_admin_requests_total);
+	// nil: Registry, when it is a *prometheus.Registry.
+	Registerer prometheus.Registerer
 	// Ready reports extra readiness (the bus); nil: the store and the
 	// search index.
 	Ready func(ctx context.Context) error
@@ -90,17 +95,22 @@ func NewServer(c Config) *HTTPServer {
 		}
 		return nil
 	}
+	// The read models are shared by the JSON routes and the pages.
+	servers, trust := NewServerModel(c.Store, c.Log), NewTrustModel(c.Store, c.Log.Named("trust-api"))
 	routes := []func(huma.API){
-		TrustRoutes(TrustOptions{Store: c.Store, Method: c.Method, PublicKey: c.PublicKey, Reviews: c.Store, Tokens: c.Tokens, Log: c.Log.Named("trust-api")}),
+		TrustRoutes(TrustOptions{Store: c.Store, Method: c.Method, PublicKey: c.PublicKey, Reviews: c.Store, Tokens: c.Tokens, Log: c.Log.Named("trust-api"), Model: trust}),
 		IncidentRoutes(IncidentOptions{Tokens: c.Tokens, Lookup: incidents.StoreLookup{Servers: c.Store, Incidents: c.Store}, Publish: c.Publish,
 			Store: c.Store, Log: c.Log.Named("incidents-api")}),
 		BurstRoutes(BurstOptions{Store: c.Store, Log: c.Log}),
 		ProvenanceRoutes(ProvenanceOptions{Store: c.Store, Method: c.Method, Log: c.Log}),
 		SearchRoutes(SearchOptions{Index: idx, Sponsors: c.Sponsors, Log: c.Log.Named("search-api")}),
 		ExportRoutes(ExportOptions{Store: c.Store, Log: c.Log}),
+		AdminRoutes(AdminOptions{Tokens: c.Tokens, Store: c.Store, Log: c.Log.Named("admin-api")}),
 	}
 	reg, _ := c.Registry.(*prometheus.Registry)
-	s.Handler, s.API = New(Options{Store: c.Store, Log: c.Log, Registry: reg, Ready: ready, Routes: routes})
+	s.Handler, s.API = New(Options{Store: c.Store, Log: c.Log, Registry: reg, Registerer: c.Registerer, Ready: ready, Routes: routes,
+		AdminAudit: c.Store, Servers: servers})
+	s.Handler = pages.New(PagesOptions(c.Store, idx, servers, trust, c.Sponsors, c.Method, c.Log.Named("pages"))).Mount(s.Handler)
 	return s
 }
 

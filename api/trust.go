@@ -605,9 +605,10 @@ func (t *trustHandlers) register(api huma.API) {
 			return out, nil
 		})
 
-	huma.Register(api, huma.Operation{OperationID: "approve-review", Method: http.MethodPost, Path: "/v1/admin/reviews/{name}/approve",
+	huma.Register(api, adminOperation(huma.Operation{OperationID: "approve-review", Method: http.MethodPost, Path: "/v1/admin/reviews/{name}/approve",
 		Summary: "Approve a held record (admin)", Tags: []string{"trust", "admin"},
 		Description: "Ends a popular-server review hold (SPEC §4) early: the held record of the publication (default: the server's newest record) is served as current by GET /v1/servers/{name}/trust, and the scorer compares the next publication with its band. A reason is required; the approval keeps who (the token's label) and why. Approving an approved record again returns the stored approval unchanged."},
+		t.o.Tokens, "review approval"),
 		func(ctx context.Context, in *reviewApproveInput) (*reviewApproveOutput, error) {
 			who, err := authorizeAdmin(t.o.Tokens, in.Authorization, "review approval")
 			if err != nil {

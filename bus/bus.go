@@ -20,6 +20,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/cenkalti/backoff/v5"
 	"github.com/forum-mcp/forum/schema"
 	"github.com/segmentio/kafka-go"
 	"github.com/twmb/franz-go/pkg/kfake"
@@ -111,6 +112,11 @@ func (k kfakeLogger) Logf(level kfake.LogLevel, msg string, args ...any) {
 
 // EnsureTopics creates the topics that do not exist yet. Existing topics are
 // left as they are (a partition-count mismatch is logged, not fixed).
+//
+// It waits for the broker as long as ctx lasts — a role started before its
+// broker (or during a restart) comes up with it — logging every failure
+// after the first few; a refusal no retry can fix (an invalid topic config,
+// no authorization) returns at once.
 func EnsureTopics(ctx context.Context, brokers []string, topics []TopicSpec, log *zap.Logger) error {
 	if log == nil {
 		log = zap.NewNop()
@@ -124,46 +130,52 @@ func EnsureTopics(ctx context.Context, brokers []string, topics []TopicSpec, log
 		}
 		req.Topics = append(req.Topics, tc)
 	}
-	var lastErr error
-	for attempt := 0; attempt < 20; attempt++ {
+	b := backoff.NewExponentialBackOff()
+	b.InitialInterval, b.MaxInterval = 250*time.Millisecond, 5*time.Second
+	attempts := 0
+	_, err := backoff.Retry(ctx, func() (struct{}, error) {
+		attempts++
 		resp, err := cl.CreateTopics(ctx, req)
-		if err == nil {
-			for name, terr := range resp.Errors {
-				if terr != nil && !errors.Is(terr, kafka.TopicAlreadyExists) {
-					return fmt.Errorf("creating topic %s: %w", name, terr)
-				}
+		if err != nil {
+			return struct{}{}, err
+		}
+		for name, terr := range resp.Errors {
+			if terr == nil || errors.Is(terr, kafka.TopicAlreadyExists) {
+				continue
 			}
-			return nil
+			err := fmt.Errorf("creating topic %s: %w", name, terr)
+			if Permanent(terr) != nil || isConfigError(terr) {
+				return struct{}{}, backoff.Permanent(err)
+			}
+			return struct{}{}, err
 		}
-		lastErr = err
-		log.Debug("broker not ready for topic creation", zap.Error(err))
-		select {
-		case <-ctx.Done():
-			return ctx.Err()
-		case <-time.After(250 * time.Millisecond):
+		return struct{}{}, nil
+	}, backoff.WithBackOff(b), backoff.WithMaxElapsedTime(0), backoff.WithNotify(func(err error, next time.Duration) {
+		if attempts <= 3 {
+			log.Debug("broker not ready for topic creation", zap.Error(err))
+			return
 		}
+		log.Warn("waiting for the broker to create topics", zap.Strings("brokers", brokers), zap.Int("attempt", attempts), zap.Duration("next_in", next.Round(time.Millisecond)), zap.Error(err))
+	}))
+	if err != nil {
+		return fmt.Errorf("creating topics on %s: %w", strings.Join(brokers, ","), err)
 	}
-	return fmt.Errorf("creating topics on %s: %w", strings.Join(brokers, ","), lastErr)
+	return nil
 }
 
-// NewWriter returns a producer that hashes keys onto partitions and waits for
-// every in-sync replica, so a returned write is on the broker.
-func NewWriter(brokers []string, log *zap.Logger) *kafka.Writer {
-	return &kafka.Writer{
-		Addr:         kafka.TCP(brokers...),
-		Balancer:     &Balancer{},
-		RequiredAcks: kafka.RequireAll,
-		// Batches are bounded by BatchBytes: a count of 10,000 lets small
-		// messages (drift events, health checks) fill a request instead of
-		// paying one broker round trip (and, embedded, one fsync) per 1,000.
-		BatchSize: 10_000,
-		// One record batch must fit the broker's message.max.bytes (1 MiB by
-		// default in Kafka and kfake); entries are bounded at 256 KiB.
-		BatchBytes:   1 << 20,
-		BatchTimeout: 5 * time.Millisecond,
-		MaxAttempts:  10,
-		ErrorLogger:  kafka.LoggerFunc(zapf(log, true)),
+// isConfigError reports a topic creation refused for its settings.
+func isConfigError(err error) bool {
+	var ke kafka.Error
+	if !errors.As(err, &ke) {
+		return false
 	}
+	switch ke {
+	// Not InvalidReplicationFactor: a KRaft cluster answers it while its
+	// brokers are still registering.
+	case kafka.InvalidPartitionNumber, kafka.InvalidReplicaAssignment, kafka.InvalidTopic:
+		return true
+	}
+	return false
 }
 
 // PartitionHeader pins a message to one partition: its value is the
@@ -279,11 +291,15 @@ func Consume(ctx context.Context, cfg ConsumeConfig, h Handler) error {
 	if log == nil {
 		log = zap.NewNop()
 	}
-	backoff := 200 * time.Millisecond
+	const minBackoff = 200 * time.Millisecond
+	backoff := minBackoff
 	for ctx.Err() == nil {
-		err := consumeOnce(ctx, cfg, h, log)
+		progressed, err := consumeOnce(ctx, cfg, h, log)
 		if ctx.Err() != nil {
 			return nil
+		}
+		if progressed { // a fault after good batches starts the back-off over
+			backoff = minBackoff
 		}
 		log.Warn("consumer restarting from the last commit", zap.String("group", cfg.Group), zap.Error(err), zap.Duration("backoff", backoff))
 		select {
@@ -302,7 +318,7 @@ func Consume(ctx context.Context, cfg ConsumeConfig, h Handler) error {
 // in order, each only after h returned nil for its batch, and on any error
 // the read-ahead batch is dropped uncommitted with the reader, so it is
 // delivered again from the last commit.
-func consumeOnce(ctx context.Context, cfg ConsumeConfig, h Handler, log *zap.Logger) error {
+func consumeOnce(ctx context.Context, cfg ConsumeConfig, h Handler, log *zap.Logger) (progressed bool, err error) {
 	r := NewReader(cfg.Brokers, cfg.Group, cfg.Topics, log)
 	defer r.Close()
 	fctx, cancel := context.WithCancel(ctx)
@@ -333,17 +349,18 @@ func consumeOnce(ctx context.Context, cfg ConsumeConfig, h Handler, log *zap.Log
 		select {
 		case f = <-next:
 		case <-ctx.Done():
-			return fmt.Errorf("fetch: %w", ctx.Err())
+			return progressed, fmt.Errorf("fetch: %w", ctx.Err())
 		}
 		if f.err != nil {
-			return fmt.Errorf("fetch: %w", f.err)
+			return progressed, fmt.Errorf("fetch: %w", f.err)
 		}
 		if err := h(ctx, f.batch); err != nil {
-			return fmt.Errorf("handler: %w", err)
+			return progressed, fmt.Errorf("handler: %w", err)
 		}
 		if err := r.CommitMessages(ctx, f.batch...); err != nil {
-			return fmt.Errorf("commit: %w", err)
+			return progressed, fmt.Errorf("commit: %w", err)
 		}
+		progressed = true
 	}
 }
 
@@ -473,4 +490,32 @@ func EndOffset(ctx context.Context, brokers []string, topic string, partition in
 		}
 	}
 	return 0, fmt.Errorf("no offsets for %s/%d", topic, partition)
+}
+
+// Ping reports whether a broker answers: a fresh connection to each
+// bootstrap address in turn and an ApiVersions round trip, nil at the first
+// that answers. (kafka.Client's metadata calls can be answered from the
+// transport's cache, so they would call a stopped broker up.)
+func Ping(ctx context.Context, brokers []string) error {
+	var errs []error
+	for _, b := range brokers {
+		c, err := (&kafka.Dialer{Timeout: 5 * time.Second}).DialContext(ctx, "tcp", b)
+		if err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		if d, ok := ctx.Deadline(); ok {
+			_ = c.SetDeadline(d)
+		}
+		_, err = c.ApiVersions()
+		c.Close()
+		if err == nil {
+			return nil
+		}
+		errs = append(errs, fmt.Errorf("%s: %w", b, err))
+	}
+	if len(errs) == 0 {
+		return errors.New("no brokers configured")
+	}
+	return errors.Join(errs...)
 }

@@ -58,8 +58,8 @@ fi
 # collected") counts as a failure.
 say "python tests: exports (pytest + pyarrow), calibration notebook (polars, matplotlib, nbclient), API fuzzing (schemathesis)"
 command -v python3 >/dev/null || { echo "test.sh: python3 is needed for tests/python" >&2; exit 1; }
-if ! python3 -c 'import pytest, pyarrow, polars, matplotlib, nbclient, nbformat, ipykernel, schemathesis' >/dev/null 2>&1; then
-	python3 -m pip install --quiet --disable-pip-version-check --root-user-action=ignore pytest pyarrow polars matplotlib nbclient nbformat ipykernel schemathesis
+if ! python3 -c 'import pytest, pyarrow, polars, matplotlib, nbclient, nbformat, ipykernel, schemathesis, chdb, adbc_driver_flightsql, adbc_driver_manager' >/dev/null 2>&1; then
+	python3 -m pip install --quiet --disable-pip-version-check --root-user-action=ignore pytest pyarrow polars matplotlib nbclient nbformat ipykernel schemathesis chdb-core adbc-driver-flightsql adbc-driver-manager
 fi
 mkdir -p data/figures
 set +e
@@ -73,8 +73,29 @@ if [[ $py_status -ne 0 ]]; then
 fi
 # --- end: Python export tests ---
 
+# --- begin: browser tests (issue 15: api/pages, /docs offline) ---
+# cmd/forum TestChromiumPages drives Debian's headless Chromium over the
+# DevTools protocol against replay --serve, with every non-loopback host
+# unresolvable, and writes screenshots to data/screenshots. Installs
+# chromium when missing (idempotent).
+if ! command -v chromium >/dev/null 2>&1; then
+	say "installing chromium (headless browser for the page tests)"
+	command -v apt-get >/dev/null || { echo "test.sh: chromium is missing and apt-get is not available" >&2; exit 1; }
+	apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null
+fi
+export FORUM_TEST_CHROMIUM=${FORUM_TEST_CHROMIUM:-chromium}
+export FORUM_SCREENSHOTS_DIR=${FORUM_SCREENSHOTS_DIR:-$repo/data/screenshots}
+mkdir -p "$FORUM_SCREENSHOTS_DIR"
+# --- end: browser tests ---
+
 # The end-to-end replay tests (build the binary, SIGKILL it, restart) run here.
 export FORUM_TEST_E2E=1
+# The fault tests (tests/faults) start a Kafka and a ClickHouse of their own
+# and kill and stop them. Here they keep the broker and ClickHouse down 20 s
+# a time; the full run (60 s, the issue's figure) is documented in
+# docs/FAULTS.md: FORUM_TEST_FAULTS=1 go test -v -timeout 40m ./tests/faults
+export FORUM_TEST_FAULTS=1
+export FORUM_FAULT_OUTAGE=${FORUM_FAULT_OUTAGE:-20s}
 
 say "go vet"
 go vet ./...
@@ -90,7 +111,7 @@ say "go test (ClickHouse: ${FORUM_TEST_CLICKHOUSE:-skipped}, Kafka: ${FORUM_TEST
 # shellcheck disable=SC2086
 mkdir -p data
 set +e
-go test ${GO_TEST_FLAGS:--count=1} -timeout 20m ./... 2>&1 | tee data/go-test.log
+go test ${GO_TEST_FLAGS:--count=1} -timeout 35m ./... 2>&1 | tee data/go-test.log
 status=${PIPESTATUS[0]}
 set -e
 passed=$(grep -c '^ok ' data/go-test.log || true)

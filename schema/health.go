@@ -58,8 +58,15 @@ type ProbeRequest struct {
 // HealthCheck is the result of one probe: the value on health.checks and one row of
 // health_checks. Unknowns are zero values, never guesses.
 type HealthCheck struct {
-	ID                string    `json:"id"` // sha256(server, url, observed_at), hex
-	ObservedAt        time.Time `json:"observed_at"`
+	ID string `json:"id"` // sha256(server, url, scheduled_at), hex
+	// ObservedAt is when the probe ran (its handshake began): what windows,
+	// "newest" and evidence times read.
+	ObservedAt time.Time `json:"observed_at"`
+	// ScheduledAt is the slot the request was scheduled for (up to a
+	// scheduler tick before ObservedAt; the prober's clock when the request
+	// had none). The ID derives from it, so a redelivered request, probed
+	// again later, overwrites its check instead of adding one.
+	ScheduledAt       time.Time `json:"scheduled_at,omitzero"`
 	Server            string    `json:"server"`
 	RemoteURL         string    `json:"remote_url"`
 	TransportDeclared string    `json:"transport_declared"`

@@ -31,9 +31,20 @@ var outcomeOfCoverage = map[string]string{
 // checks (names and descriptions). The record's FORUM side decides the
 // safety hold (SafetyHoldOf); its Toolfinder score is taken as sealed.
 func DocFromRecord(r schema.Record, title, description string, tools []string) Doc {
+	parts := make([]Part, 0, len(r.Toolfinder.Components))
+	for _, c := range r.Toolfinder.Components {
+		pt := Part{Name: c.Name, Score: c.Score, Max: c.Max}
+		for _, f := range c.Findings {
+			if f.Outcome != "positive" {
+				pt.Note = f.Message
+				break
+			}
+		}
+		parts = append(parts, pt)
+	}
 	return Doc{Name: r.Server, Title: title, Description: description, Tools: tools, Categories: r.Categories.Categories,
 		Score: r.Toolfinder.Score, Flags: r.Toolfinder.Flags, LastOutcome: outcomeOfCoverage[r.StaticScan.Coverage],
-		Band: r.Band, TrustScore: r.Score, Hold: SafetyHoldOf(r)}
+		Band: r.Band, TrustScore: r.Score, Hold: SafetyHoldOf(r), Parts: parts}
 }
 
 // LoadDocs reads one publication's records with their registry text and

@@ -110,6 +110,17 @@ type Doc struct {
 	Band        string
 	TrustScore  *float64
 	Hold        *SafetyHold // SafetyHoldOf the record; nil when not held
+	// Parts are the record's seven Toolfinder components, in the record's
+	// order: the pages' one-line "why" of a score reads them.
+	Parts []Part
+}
+
+// Part is one Toolfinder component of a record: what it scored of its max.
+type Part struct {
+	Name  string
+	Score float64
+	Max   float64
+	Note  string // the message of its first finding that did not score in full
 }
 
 // displayFlagged is the flag state the display rules read: a Toolfinder

@@ -30,7 +30,10 @@ type Config struct {
 	Out     string // RESULTS.md path; empty: stdout only
 	Python  string
 	Rate    int // API offered rate, req/s
-	Secs    int // API run length
+	// APIRoutes are the API benchmark's route ids to run (comma-separated;
+	// empty: all). The floor always runs.
+	APIRoutes string
+	Secs      int // API run length
 	// Benchmark 3's history: days after day 0 and remotes probed hourly
 	// (the month is 30 days × 21,000 remotes).
 	PipelineDays    int
@@ -69,6 +72,7 @@ func Main(ctx context.Context, args []string, command string) error {
 	fs.StringVar(&c.Python, "python", "python3", "Python for the baseline")
 	fs.IntVar(&c.Rate, "rate", 2000, "API benchmark: offered requests/s (open loop)")
 	fs.IntVar(&c.Secs, "secs", 10, "API benchmark: seconds per route")
+	fs.StringVar(&c.APIRoutes, "api-routes", "", "API benchmark: route ids to run, e.g. page-server,page-leaderboard (empty: all; the floor always runs)")
 	fs.IntVar(&c.PipelineDays, "pipeline-days", 1, "pipeline benchmark: days of generated history (the issue's month: 30)")
 	fs.IntVar(&c.PipelineRemotes, "pipeline-remotes", 21_000, "pipeline benchmark: remotes probed hourly")
 	fs.StringVar(&c.PipelineArms, "pipeline-arms", "", "pipeline benchmark: arms to run, of floor,embedded,clickhouse,sink (empty: all)")
@@ -89,6 +93,18 @@ func (c Config) want(id string) bool {
 		return true
 	}
 	for _, s := range strings.Split(c.Only, ",") {
+		if strings.TrimSpace(s) == id {
+			return true
+		}
+	}
+	return false
+}
+
+func (c Config) wantRoute(id string) bool {
+	if c.APIRoutes == "" || id == "floor" {
+		return true
+	}
+	for _, s := range strings.Split(c.APIRoutes, ",") {
 		if strings.TrimSpace(s) == id {
 			return true
 		}

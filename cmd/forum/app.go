@@ -11,6 +11,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/cenkalti/backoff/v5"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/spf13/pflag"
@@ -18,12 +19,14 @@ import (
 	"go.uber.org/zap/zapcore"
 	"golang.org/x/sync/errgroup"
 
+	"github.com/forum-mcp/forum/api/flightsql"
 	"github.com/forum-mcp/forum/bus"
 	"github.com/forum-mcp/forum/bus/stage"
 	"github.com/forum-mcp/forum/ingest/github"
 	"github.com/forum-mcp/forum/ingest/probe"
 	"github.com/forum-mcp/forum/ingest/registry"
 	"github.com/forum-mcp/forum/internal/component"
+	"github.com/forum-mcp/forum/internal/health"
 	"github.com/forum-mcp/forum/processors/method"
 	"github.com/forum-mcp/forum/sql/clickhouse"
 	"github.com/forum-mcp/forum/sql/duckdb"
@@ -48,6 +51,8 @@ type config struct {
 	ClickHouseDSN string
 	DuckDBMemory  string
 	Listen        string
+	FlightListen  string
+	FlightToken   string
 	LogLevel      string
 	LogFormat     string
 	Partitions    int
@@ -55,10 +60,12 @@ type config struct {
 	MethodWeights   string
 	SigningKey      string
 	PublishInterval time.Duration
+	OpsListen       string
 
-	crawl  component.CrawlSettings
-	probe  probeFlags
-	github component.GitHubSettings
+	crawl   component.CrawlSettings
+	probe   probeFlags
+	github  component.GitHubSettings
+	erc8004 component.ERC8004Settings
 }
 
 func envOr(key, def string) string {
@@ -89,10 +96,18 @@ func (c *config) bindStore(fs *pflag.FlagSet) {
 
 func (c *config) bindAPI(fs *pflag.FlagSet) {
 	fs.StringVar(&c.Listen, "listen", envOr("FORUM_LISTEN", ":8080"), "API listen address (env FORUM_LISTEN)")
+	fs.StringVar(&c.FlightListen, "flight-listen", envOr("FORUM_FLIGHT_LISTEN", "127.0.0.1:0"), "read-only Arrow Flight SQL address (env FORUM_FLIGHT_LISTEN); default: loopback on a free port, recorded in DATA_DIR/"+flightsql.AddrFile+" for forum sql; 'off' for none")
+	fs.StringVar(&c.FlightToken, "flight-token", os.Getenv(flightsql.EnvToken), "bearer token Flight SQL clients must send (env "+flightsql.EnvToken+"); empty: one generated into DATA_DIR/"+flightsql.TokenFile+" (0600)")
+}
+
+// bindOps binds --ops-listen, for the roles without an API of their own.
+func (c *config) bindOps(fs *pflag.FlagSet) {
+	fs.StringVar(&c.OpsListen, "ops-listen", envOr("FORUM_OPS_LISTEN", ""), "serve /healthz, /readyz (503 while the bus or the store is down) and /metrics here, e.g. :9464 (env FORUM_OPS_LISTEN; empty: off)")
 }
 
 func (c *config) bindScorer(fs *pflag.FlagSet) {
 	fs.DurationVar(&c.PublishInterval, "publish-interval", time.Hour, "a publication every interval of wall-clock time, beside the one per applied snapshot, so new probe results reach records within one interval (0: only per snapshot)")
+	c.bindERC8004(fs) // the ERC-8004 committer reads the scorer's publications
 }
 
 func (c *config) bindCrawl(fs *pflag.FlagSet) {
@@ -151,7 +166,8 @@ func (c *config) settings() (component.Settings, error) {
 	return component.Settings{
 		MethodWeights: c.MethodWeights, SigningKey: key, AdminTokens: os.Getenv(envAdminToken),
 		PublishInterval: c.PublishInterval, Listen: c.Listen, Sponsors: splitList(os.Getenv(envSponsored)),
-		Crawl: c.crawl, GitHub: c.github,
+		FlightListen: c.FlightListen, FlightToken: c.FlightToken,
+		Crawl: c.crawl, GitHub: c.github, ERC8004: c.erc8004,
 		Probe: component.ProbeSettings{Interval: c.probe.interval, Concurrency: c.probe.concurrency, PerHost: c.probe.perHost,
 			Timeout: c.probe.timeout, Allow: allow},
 	}, nil
@@ -193,6 +209,7 @@ type app struct {
 	store    store.Store
 	reg      *prometheus.Registry
 	stage    *stage.Metrics
+	health   *health.Watcher
 }
 
 // What openApp opens besides the logger.
@@ -216,7 +233,7 @@ func openApp(ctx context.Context, cfg *config, parts int) (*app, error) {
 	}
 	reg := prometheus.NewRegistry()
 	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
-	a := &app{cfg: cfg, log: log, reg: reg, stage: stage.NewMetrics(reg)}
+	a := &app{cfg: cfg, log: log, reg: reg, stage: stage.NewMetrics(reg), health: health.New(reg, log, 2*time.Second)}
 	if parts&withStore != 0 {
 		if err := a.openStore(ctx); err != nil {
 			a.close()
@@ -246,36 +263,72 @@ func (a *app) openBus(ctx context.Context) error {
 	}
 	// Every topic of the table (schema.Topics), with its partitions and
 	// cleanup policy: whichever role starts first creates them all.
+	// EnsureTopics waits for a broker that is down or starting.
 	if err := bus.EnsureTopics(ctx, a.brokers, bus.TopicSpecs(a.cfg.Partitions), a.log); err != nil {
 		return fmt.Errorf("the bus at %s is not usable: %w", strings.Join(a.brokers, ","), err)
 	}
+	brokers := a.brokers
+	a.health.Add("bus", func(ctx context.Context) error { return bus.Ping(ctx, brokers) })
 	return nil
 }
 
 func (a *app) openStore(ctx context.Context) error {
-	var s store.Store
-	var err error
 	if a.cfg.ClickHouseDSN != "" {
-		s, err = clickhouse.Open(ctx, a.cfg.ClickHouseDSN, a.log.Named("clickhouse"))
+		s, err := openClickHouse(ctx, a.cfg.ClickHouseDSN, a.log)
 		if err != nil {
-			return fmt.Errorf("opening ClickHouse (%s): %w", redactDSN(a.cfg.ClickHouseDSN), err)
+			return err
 		}
+		a.store = s
 	} else {
 		if err := os.MkdirAll(a.cfg.DataDir, 0o755); err != nil {
 			return fmt.Errorf("data dir: %w", err)
 		}
 		path := filepath.Join(a.cfg.DataDir, "forum.duckdb")
-		s, err = duckdb.Open(ctx, path+"?memory_limit="+url.QueryEscape(a.cfg.DuckDBMemory), a.log.Named("duckdb"))
+		s, err := duckdb.Open(ctx, path+"?memory_limit="+url.QueryEscape(a.cfg.DuckDBMemory), a.log.Named("duckdb"))
 		if err != nil {
 			return fmt.Errorf("opening DuckDB %s (is another forum process using it?): %w", path, err)
 		}
+		if err := s.Migrate(ctx); err != nil {
+			s.Close()
+			return fmt.Errorf("migrating the store: %w", err)
+		}
+		a.store = s
 	}
-	if err := s.Migrate(ctx); err != nil {
-		s.Close()
-		return fmt.Errorf("migrating the store: %w", err)
-	}
-	a.store = s
+	st := a.store
+	a.health.Add("store", st.Ping)
 	return nil
+}
+
+// openClickHouse opens and migrates the ClickHouse store, waiting for a
+// server that is down or starting as long as ctx lasts (a role started
+// before its database comes up with it); a bad DSN, a refused login or a
+// migration the server rejects returns at once.
+func openClickHouse(ctx context.Context, dsn string, log *zap.Logger) (*clickhouse.Store, error) {
+	b := backoff.NewExponentialBackOff()
+	b.InitialInterval, b.MaxInterval = 500*time.Millisecond, 10*time.Second
+	attempt := 0
+	return backoff.Retry(ctx, func() (*clickhouse.Store, error) {
+		attempt++
+		s, err := clickhouse.Open(ctx, dsn, log.Named("clickhouse"))
+		if err != nil {
+			err = fmt.Errorf("opening ClickHouse (%s): %w", redactDSN(dsn), err)
+			if !clickhouse.Transient(err) {
+				return nil, backoff.Permanent(err)
+			}
+			return nil, err
+		}
+		if err := s.Migrate(ctx); err != nil {
+			s.Close()
+			err = fmt.Errorf("migrating the store: %w", err)
+			if !clickhouse.Transient(err) {
+				return nil, backoff.Permanent(err)
+			}
+			return nil, err
+		}
+		return s, nil
+	}, backoff.WithBackOff(b), backoff.WithMaxElapsedTime(0), backoff.WithNotify(func(err error, next time.Duration) {
+		log.Warn("ClickHouse is not answering; waiting for it", zap.Int("attempt", attempt), zap.Duration("next_in", next.Round(time.Millisecond)), zap.Error(err))
+	}))
 }
 
 func redactDSN(dsn string) string {
@@ -306,7 +359,8 @@ func (a *app) deps() (*component.Deps, error) {
 		return nil, err
 	}
 	d := &component.Deps{Brokers: a.brokers, Partitions: a.cfg.Partitions, DataDir: a.cfg.DataDir, Log: a.log,
-		Registry: a.reg, Gatherer: a.reg, Stage: a.stage, Settings: st}
+		Registry: a.reg, Gatherer: a.reg, Stage: a.stage, Settings: st,
+		Ready: func(context.Context) error { return a.health.Ready() }}
 	if a.store != nil {
 		d.Store = a.store
 	}
@@ -335,6 +389,12 @@ func (a *app) start(ctx context.Context, g *errgroup.Group, specs []component.Sp
 		}
 		out = append(out, started{spec: s, runner: r})
 	}
+	// The dependency watcher (forum_dependency_up, readiness) and, for
+	// roles without an API, the operations endpoints.
+	g.Go(func() error { return a.health.Run(ctx) })
+	if a.cfg.OpsListen != "" {
+		g.Go(func() error { return a.health.Serve(ctx, a.cfg.OpsListen, a.reg) })
+	}
 	for _, s := range out {
 		g.Go(func() error {
 			if err := s.runner.Run(ctx); err != nil && !errors.Is(err, context.Canceled) {
@@ -343,8 +403,51 @@ func (a *app) start(ctx context.Context, g *errgroup.Group, specs []component.Sp
 			return nil
 		})
 	}
+	if lagging := withInput(out); len(lagging) > 0 {
+		g.Go(func() error { a.reportLag(ctx, lagging); return nil })
+	}
 	a.log.Debug("components started", zap.Int("n", len(out)))
 	return out, nil
+}
+
+// withInput are the started components that consume topics.
+func withInput(cs []started) []started {
+	var out []started
+	for _, c := range cs {
+		if isLagger(c.runner) || (c.spec.Group != "" && len(c.spec.In) > 0) {
+			out = append(out, c)
+		}
+	}
+	return out
+}
+
+// reportLag sets forum_consumer_lag{component} every 15 s until ctx ends:
+// how many input messages each component has not done (what the
+// dashboard's lag panel and an alert on a stuck consumer read).
+func (a *app) reportLag(ctx context.Context, cs []started) {
+	g := prometheus.NewGaugeVec(prometheus.GaugeOpts{Name: "forum_consumer_lag",
+		Help: "Input messages a component has not done yet (end offsets minus its committed offsets), read every 15 s."}, []string{"component"})
+	if err := a.reg.Register(g); err != nil {
+		a.log.Warn("forum_consumer_lag not registered", zap.Error(err))
+		return
+	}
+	t := time.NewTicker(15 * time.Second)
+	defer t.Stop()
+	for {
+		for _, c := range cs {
+			lctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+			l, err := a.lag(lctx, []started{c})
+			cancel()
+			if err == nil {
+				g.WithLabelValues(c.spec.Name).Set(float64(l))
+			}
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+	}
 }
 
 // lag is how many input messages the components have not done yet, read

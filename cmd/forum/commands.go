@@ -2,13 +2,10 @@ package main
 
 import (
 	"encoding/json"
-	"errors"
 	"fmt"
 	"net/netip"
 	"os"
 	"path/filepath"
-	"strings"
-	"text/tabwriter"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -16,7 +13,6 @@ import (
 	"github.com/forum-mcp/forum/api"
 	"github.com/forum-mcp/forum/ingest/probe"
 	"github.com/forum-mcp/forum/ingest/registry"
-	"github.com/forum-mcp/forum/sql/store"
 )
 
 func newMigrateCmd() *cobra.Command {
@@ -38,75 +34,6 @@ func newMigrateCmd() *cobra.Command {
 	}
 	cfg.bindCommon(cmd.Flags())
 	cfg.bindStore(cmd.Flags())
-	return cmd
-}
-
-func newSQLCmd() *cobra.Command {
-	cfg := &config{}
-	var format string
-	cmd := &cobra.Command{
-		Use:   `sql "SELECT ..."`,
-		Short: "Run one read-only SQL statement against the store",
-		Long: `sql runs one SELECT (or WITH, SHOW, DESCRIBE, EXPLAIN) against the configured
-store and prints the rows. Writes are refused. Tables: registry_records,
-servers_latest, drift_events, snapshots, dlq.
-
-Example:
-  forum sql "SELECT kind, count(*) AS n FROM drift_events GROUP BY kind ORDER BY n DESC"`,
-		Args: cobra.ExactArgs(1),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			ctx := cmd.Context()
-			a, err := openApp(ctx, cfg, withStore)
-			if err != nil {
-				return err
-			}
-			defer a.close()
-			q, ok := a.store.(store.Querier)
-			if !ok {
-				return errors.New("this store does not answer ad-hoc SQL")
-			}
-			cols, rows, err := q.Query(cmd.Context(), args[0])
-			if err != nil {
-				if errors.Is(err, store.ErrNotReadOnly) {
-					return usageError{err}
-				}
-				return err
-			}
-			switch format {
-			case "json":
-				enc := json.NewEncoder(os.Stdout)
-				for _, r := range rows {
-					obj := make(map[string]any, len(cols))
-					for i, c := range cols {
-						obj[c] = r[i]
-					}
-					if err := enc.Encode(obj); err != nil {
-						return err
-					}
-				}
-			case "table":
-				tw := tabwriter.NewWriter(os.Stdout, 0, 4, 2, ' ', 0)
-				fmt.Fprintln(tw, strings.Join(cols, "\t"))
-				for _, r := range rows {
-					cells := make([]string, len(r))
-					for i, v := range r {
-						cells[i] = fmt.Sprint(v)
-					}
-					fmt.Fprintln(tw, strings.Join(cells, "\t"))
-				}
-				if err := tw.Flush(); err != nil {
-					return err
-				}
-				fmt.Fprintf(os.Stderr, "(%d rows)\n", len(rows))
-			default:
-				return usageError{fmt.Errorf("--format: want table or json, got %q", format)}
-			}
-			return nil
-		},
-	}
-	cfg.bindCommon(cmd.Flags())
-	cfg.bindStore(cmd.Flags())
-	cmd.Flags().StringVar(&format, "format", "table", "table or json (one object per line)")
 	return cmd
 }
 

@@ -1,18 +1,5 @@
 package main
 
-// Every component of the pipeline, registered from its own package
-// (internal/component); run, process, serve, replay and ingest choose from
-// that one list by role. A new component is one line here.
-import (
-	_ "github.com/forum-mcp/forum/api"                   // api (serve)
-	_ "github.com/forum-mcp/forum/ingest/differ"         // differ (process)
-	_ "github.com/forum-mcp/forum/ingest/github"         // github (source)
-	_ "github.com/forum-mcp/forum/ingest/probe"          // probe-scheduler, prober (source)
-	_ "github.com/forum-mcp/forum/ingest/registry"       // registry (source)
-	_ "github.com/forum-mcp/forum/processors/drift"      // drift (process)
-	_ "github.com/forum-mcp/forum/processors/history"    // history, results, publications sinks (process)
-	_ "github.com/forum-mcp/forum/processors/incidents"  // incidents (process)
-	_ "github.com/forum-mcp/forum/processors/ownerburst" // ownerburst (process)
-	_ "github.com/forum-mcp/forum/processors/provenance" // provenance (process)
-	_ "github.com/forum-mcp/forum/processors/scorer"     // scorer (process)
-)
+// Every component of the pipeline (internal/component/all); run, process,
+// serve, replay and ingest choose from that one list by role.
+import _ "github.com/forum-mcp/forum/internal/component/all"

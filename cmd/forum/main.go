@@ -28,7 +28,9 @@ import (
 func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	if err := newRoot().ExecuteContext(ctx); err != nil {
+	root := newRoot()
+	root.SetArgs(sqlArgs(os.Args[1:]))
+	if err := root.ExecuteContext(ctx); err != nil {
 		var ue usageError
 		if errors.As(err, &ue) {
 			fmt.Fprintln(os.Stderr, "forum:", err)
@@ -40,7 +42,7 @@ func main() {
 }
 
 // The long-running commands pick their components from internal/component
-// (components.go imports them); the rest are tools over the store, the bus
+// (internal/component/all imports them); the rest are tools over the store, the bus
 // or files.
 
 // usageError marks errors caused by how the command was called (exit 2).
@@ -65,7 +67,8 @@ Start here:
 	}
 	root.AddCommand(newRunCmd(), newReplayCmd(), newDiffCmd(), newIngestCmd(), newProcessCmd(), newServeCmd(),
 		newMigrateCmd(), newSQLCmd(), newValidateCmd(), newOpenAPICmd(), newProbeCmd(), newGitHubCmd(),
-		newIncidentsCmd(), newBurstsCmd(), newCalibrateCmd(), newExportCmd(), newExportPublicationCmd(), newVerifyCmd())
+		newIncidentsCmd(), newBurstsCmd(), newCalibrateCmd(), newExportCmd(), newExportPublicationCmd(), newVerifyCmd(),
+		newERC8004Cmd())
 	return root
 }
 

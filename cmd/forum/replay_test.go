@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"maps"
 	"math/rand/v2"
@@ -218,6 +219,7 @@ func TestReplayEndToEnd(t *testing.T) {
 		t.Fatalf("replay: %v\n%s", err, out)
 	}
 	c := readContents(t, dir)
+	checkVisibility(t, dir)
 	// Every event exactly once: ids are unique.
 	ids := map[string]bool{}
 	for _, e := range c.Events {
@@ -248,6 +250,55 @@ func TestReplayEndToEnd(t *testing.T) {
 		t.Fatalf("second replay: %v\n%s", err, out)
 	}
 	compareContents(t, readContents(t, dir), c)
+}
+
+// checkVisibility: a replay probes nothing, so no record of its last
+// publication may call a remote unreachable — remotes never probed are
+// not-checked (SPEC §4 Coverage honesty), with the endpoint reason
+// not_checked.
+func checkVisibility(t *testing.T, dir string) {
+	t.Helper()
+	ctx := context.Background()
+	s, err := duckdb.Open(ctx, filepath.Join(dir, "forum.duckdb"), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	pubs, err := s.Publications(ctx, 1)
+	if err != nil || len(pubs) != 1 {
+		t.Fatalf("publications: %v, %v", pubs, err)
+	}
+	recs, err := s.PublicationRecords(ctx, pubs[0].ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	vis := map[string]int{}
+	for _, r := range recs {
+		var rec struct {
+			Visibility string `json:"visibility"`
+			Health     []any  `json:"health"`
+			Unobserved []struct {
+				Dimension string `json:"dimension"`
+				Reason    string `json:"reason"`
+			} `json:"unobserved"`
+		}
+		if err := json.Unmarshal([]byte(r.Record), &rec); err != nil {
+			t.Fatal(err)
+		}
+		vis[rec.Visibility]++
+		if rec.Visibility == "unreachable" && len(rec.Health) == 0 {
+			t.Errorf("%s: unreachable with no health check", r.Server)
+		}
+		for _, u := range rec.Unobserved {
+			if u.Dimension == "endpoint" && u.Reason == "not_checked" && rec.Visibility != "not-checked" {
+				t.Errorf("%s: endpoint not_checked but visibility %s", r.Server, rec.Visibility)
+			}
+		}
+	}
+	if vis["not-checked"] == 0 {
+		t.Errorf("visibility tiers %v: no not-checked record", vis)
+	}
+	t.Logf("visibility of %s: %v", pubs[0].ID, vis)
 }
 
 // TestReplaySurvivesSIGKILL kills the process at several points of a replay,

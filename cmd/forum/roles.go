@@ -116,6 +116,7 @@ roles and 'forum serve' replicas, on a shared Kafka and ClickHouse):
 	cfg.bindBus(cmd.Flags())
 	cfg.bindStore(cmd.Flags())
 	cfg.bindScorer(cmd.Flags())
+	cfg.bindOps(cmd.Flags())
 	return cmd
 }
 
@@ -130,8 +131,11 @@ incidents, search and exports — and from read models rebuilt from it, so any
 number of replicas answer alike. With --kafka-brokers it also takes incident
 intake (published on the incidents topic); without, intake answers 503.
 
-With the embedded DuckDB store the file can be opened by one process at a
-time: stop 'run' first, or use 'replay --serve'. At scale, point every
+It also serves the HTML pages (/, /servers/{name}, /method), the docs
+(/docs, offline) and read-only Arrow Flight SQL (--flight-listen, bearer
+token --flight-token). With the embedded DuckDB store the file can be opened
+by one process at a time: stop 'run' first, or use 'replay --serve'; while
+one runs, 'forum sql' queries it through its Flight SQL. At scale, point every
 replica at the shared ClickHouse and the scorer's signing key
 (FORUM_SIGNING_KEY) so /v1/keys serves it.`,
 		Args: cobra.NoArgs,
@@ -222,6 +226,7 @@ process' and 'forum serve' beside it.`,
 	cfg.bindCrawl(cmd.Flags())
 	cfg.bindGitHub(cmd.Flags())
 	cfg.probe.bind(cmd.Flags())
+	cfg.bindOps(cmd.Flags())
 	cmd.Flags().StringVar(&role, "role", "registry", "which source to run")
 	cmd.Flags().BoolVar(&once, "once", false, "registry: crawl once and exit")
 	cmd.Flags().StringVar(&snapshots, "snapshots", "", "replay: the directory of snapshot files to publish")

@@ -183,7 +183,7 @@ func (s *Stage) runOnce(ctx context.Context) error {
 	}
 }
 
-func (s *Stage) apply(ctx context.Context, w *kafka.Writer, end schema.RecordMsg, p *pending, nextOffset int64) error {
+func (s *Stage) apply(ctx context.Context, w *bus.Writer, end schema.RecordMsg, p *pending, nextOffset int64) error {
 	s.mu.Lock()
 	known := s.state
 	s.mu.Unlock()
@@ -245,7 +245,7 @@ func (s *Stage) checkpoint(st *State) error {
 	return nil
 }
 
-func writeJSON(ctx context.Context, w *kafka.Writer, topic, key string, v any) error {
+func writeJSON(ctx context.Context, w *bus.Writer, topic, key string, v any) error {
 	b, err := json.Marshal(v)
 	if err != nil {
 		return err

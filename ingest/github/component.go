@@ -83,7 +83,7 @@ func init() {
 }
 
 // publish writes one observation on provenance.obs, keyed by repo.
-func publish(ctx context.Context, w *kafka.Writer, o Observation) error {
+func publish(ctx context.Context, w *bus.Writer, o Observation) error {
 	b, err := schema.Marshal(o)
 	if err != nil {
 		return err

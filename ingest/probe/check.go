@@ -67,8 +67,9 @@ const (
 const MaxErrorMessage = 512
 
 // CheckID is the deterministic id of a check: the same server, URL and
-// observation time always give the same id, so a replayed probe request
-// overwrites rather than duplicates.
+// scheduled slot (Check.ScheduledAt) always give the same id, so a replayed
+// probe request overwrites rather than duplicates — even though the replay
+// runs, and is observed, later.
 func CheckID(server, url string, observedAt time.Time) string {
 	h := sha256.New()
 	h.Write([]byte(server))

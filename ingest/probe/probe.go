@@ -78,17 +78,21 @@ var placeholder = regexp.MustCompile(`\{[^{}/]*\}|%7[Bb][^/]*?%7[Dd]`)
 // not counting the wait for a per-host slot.
 func (p *Prober) Probe(ctx context.Context, req Request) Check {
 	start := p.opts.Now()
-	obs := req.ObservedAt
-	if obs.IsZero() {
-		obs = start.UTC()
+	// The request's slot names the check (a redelivered request overwrites
+	// it); observed_at is when the probe ran, stamped again in probe() once
+	// the per-host wait is over and the first request is about to go out.
+	slot := req.ObservedAt.UTC()
+	if slot.IsZero() {
+		slot = start.UTC()
 	}
 	transport := strings.ToLower(strings.TrimSpace(req.Transport))
 	if transport == "" {
 		transport = TransportStreamableHTTP
 	}
 	c := Check{
-		ID:                CheckID(req.Server, req.URL, obs),
-		ObservedAt:        obs,
+		ID:                CheckID(req.Server, req.URL, slot),
+		ObservedAt:        start.UTC(),
+		ScheduledAt:       slot,
 		Server:            req.Server,
 		RemoteURL:         req.URL,
 		TransportDeclared: req.Transport,
@@ -140,6 +144,7 @@ func (p *Prober) probe(ctx context.Context, c *Check, raw, transport string) err
 	if err := p.inBackoff(host); err != nil {
 		return err
 	}
+	c.ObservedAt = p.opts.Now().UTC() // the handshake starts now
 	hctx, cancel := context.WithTimeout(ctx, p.opts.Timeout)
 	defer cancel()
 

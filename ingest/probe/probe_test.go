@@ -637,7 +637,7 @@ func TestCheckIDAndJSON(t *testing.T) {
 	}
 	ts := streamableServer(t, sdkServer(0, 0), nil)
 	c := probeURL(t, newTestProber(t), ts.URL, "")
-	if c.ID != CheckID("io.example/fixture", ts.URL, c.ObservedAt) {
+	if c.ID != CheckID("io.example/fixture", ts.URL, c.ScheduledAt) {
 		t.Fatal("check id")
 	}
 	b, err := json.Marshal(c)
@@ -652,6 +652,47 @@ func TestCheckIDAndJSON(t *testing.T) {
 	var back Check
 	if err := json.Unmarshal(b, &back); err != nil || back.ID != c.ID || len(back.Tools) != len(c.Tools) {
 		t.Fatalf("round trip: %v", err)
+	}
+}
+
+// TestCheckStampsWhenTheProbeRan: observed_at is when the probe ran, not
+// the slot it was scheduled for (up to a scheduler tick earlier); the slot
+// is kept as scheduled_at and is what the id is derived from, so a
+// redelivered request — probed again, later — overwrites the first check.
+func TestCheckStampsWhenTheProbeRan(t *testing.T) {
+	ts := streamableServer(t, sdkServer(0, 0), nil)
+	slot := time.Date(2026, 10, 1, 12, 0, 0, 0, time.UTC)
+	var ran time.Time // the prober's clock
+	p := newTestProber(t, WithClock(func() time.Time { return ran }))
+	req := Request{Server: "io.example/fixture", URL: ts.URL, ObservedAt: slot}
+	var ids []string
+	for _, late := range []time.Duration{17 * time.Second, 29*time.Second + 500*time.Millisecond} {
+		ran = slot.Add(late)
+		c := p.Probe(context.Background(), req)
+		if c.Outcome != OutcomeOK {
+			t.Fatalf("outcome %s (%s)", c.Outcome, c.ErrorMessage)
+		}
+		if !c.ObservedAt.Equal(ran) || !c.ScheduledAt.Equal(slot) {
+			t.Errorf("observed_at %v, scheduled_at %v: want the run time %v and the slot %v", c.ObservedAt, c.ScheduledAt, ran, slot)
+		}
+		if c.ID != CheckID(req.Server, req.URL, slot) {
+			t.Errorf("id %s is not CheckID of the slot", c.ID)
+		}
+		ids = append(ids, c.ID)
+		b, _ := json.Marshal(c)
+		if !strings.Contains(string(b), `"scheduled_at":"2026-10-01T12:00:00Z"`) {
+			t.Errorf("the slot is not on the wire: %s", b)
+		}
+	}
+	if ids[0] != ids[1] {
+		t.Error("a redelivered request got another id: it would duplicate the check")
+	}
+	// A request without a slot (an ad-hoc probe) is stamped with the time
+	// the prober took it, and its id follows that.
+	ran = slot.Add(time.Hour)
+	c := p.Probe(context.Background(), Request{Server: "io.example/fixture", URL: ts.URL})
+	if !c.ObservedAt.Equal(ran) || !c.ScheduledAt.Equal(ran) || c.ID != CheckID("io.example/fixture", ts.URL, ran) {
+		t.Errorf("ad-hoc probe: observed_at %v scheduled_at %v id %s", c.ObservedAt, c.ScheduledAt, c.ID)
 	}
 }
 

@@ -150,14 +150,15 @@ func DueIn(off, interval time.Duration, from, to time.Time) []time.Time {
 // remotes at 30 s / 1 h), and the Prober's per-host limit bounds how many of
 // those run at once. (After downtime the whole catch-up window goes out in
 // one pass; the per-host limit is then all that paces a host.)
-// Requests carry their slot time as ObservedAt, so a check's ID is
-// deterministic and a re-published request overwrites rather than
-// duplicates. The last covered instant is checkpointed, so a restart neither
+// Requests carry their slot time as ObservedAt; the check keeps it as
+// ScheduledAt and derives its ID from it, so a re-published request
+// overwrites rather than duplicates, while the check's own ObservedAt is
+// when the probe ran (up to a Tick, plus any per-host wait, after the slot). The last covered instant is checkpointed, so a restart neither
 // repeats nor skips a window (windows older than one Interval are not
 // back-filled: a stale probe says nothing about now).
 type Scheduler struct {
 	Lister    Lister
-	W         *kafka.Writer
+	W         Writer
 	Interval  time.Duration // default 1 h
 	Tick      time.Duration // default 30 s
 	StatePath string
@@ -349,4 +350,9 @@ func (w *Worker) probeBatch(ctx context.Context, msgs []kafka.Message) []kafka.M
 		w.Metrics.ObserveBatch(done, len(msgs)-len(done), time.Since(start), w.Prober.backoff.running(w.Prober.opts.Now()))
 	}
 	return results
+}
+
+// Writer writes messages: a *bus.Writer, which rides out broker outages.
+type Writer interface {
+	WriteMessages(ctx context.Context, msgs ...kafka.Message) error
 }

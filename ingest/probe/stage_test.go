@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"net/netip"
+	"os"
 	"path/filepath"
 	"testing"
 	"time"
@@ -81,11 +82,17 @@ func TestScheduledProbesReachTheStore(t *testing.T) {
 	w := bus.NewWriter(b.Addrs(), log)
 	defer w.Close()
 	now := t0
-	sched := &probe.Scheduler{Lister: st, W: w, Interval: time.Hour, StatePath: filepath.Join(t.TempDir(), "sched.json"), Log: log, Now: func() time.Time { return now }}
+	statePath := filepath.Join(t.TempDir(), "sched.json")
+	sched := &probe.Scheduler{Lister: st, W: w, Interval: time.Hour, StatePath: statePath, Log: log, Now: func() time.Time { return now }}
 	if n, err := sched.RunOnce(ctx); err != nil || n > 3 {
 		t.Fatalf("first pass: %d requests, %v", n, err)
 	}
+	afterFirst, err := os.ReadFile(statePath)
+	if err != nil {
+		t.Fatal(err)
+	}
 	now = t0.Add(time.Hour)
+	started := time.Now() // the probes run on the wall clock, after this
 	n, err := sched.RunOnce(ctx)
 	if err != nil {
 		t.Fatal(err)
@@ -132,8 +139,55 @@ func TestScheduledProbesReachTheStore(t *testing.T) {
 		if h.Outcome != want[name] {
 			t.Errorf("%s: outcome %s (%s), want %s", name, h.Outcome, h.ErrorClass, want[name])
 		}
-		if h.ObservedAt.Before(t0) || !h.ObservedAt.Before(t0.Add(time.Hour+time.Second)) {
-			t.Errorf("%s: observed_at %v is not its slot time", name, h.ObservedAt)
+		var c probe.Check
+		if err := json.Unmarshal([]byte(h.Check), &c); err != nil {
+			t.Fatal(err)
+		}
+		// The slot is kept and names the check; observed_at is when the
+		// probe ran (the worker's clock), not the slot.
+		if c.ScheduledAt.Before(t0) || !c.ScheduledAt.Before(t0.Add(time.Hour+time.Second)) {
+			t.Errorf("%s: scheduled_at %v is not its slot time", name, c.ScheduledAt)
+		}
+		if h.ObservedAt.Before(started.Truncate(time.Millisecond)) || h.ObservedAt.After(time.Now()) {
+			t.Errorf("%s: observed_at %v is not when the probe ran (after %v)", name, h.ObservedAt, started)
+		}
+		if h.ID != probe.CheckID(name, c.RemoteURL, c.ScheduledAt) {
+			t.Errorf("%s: id %s is not CheckID of the slot", name, h.ID)
+		}
+	}
+
+	// The scheduler crashes before its checkpoint: the same slots go out
+	// again and are probed again, later. Each check is overwritten (same
+	// id, the new run's observed_at), never duplicated.
+	if err := os.WriteFile(statePath, afterFirst, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if n2, err := sched.RunOnce(ctx); err != nil || n2 != n {
+		t.Fatalf("republished %d requests (%v), want the same %d", n2, err, n)
+	}
+	for time.Now().Before(deadline) {
+		moved := 0
+		for name, first := range got {
+			hs, err := st.LatestHealth(ctx, name)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(hs) == 1 && hs[0].ObservedAt.After(first.ObservedAt) {
+				moved++
+			}
+		}
+		if moved == len(got) {
+			break
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	for name, first := range got {
+		all, err := st.HealthChecks(ctx, store.HealthQuery{Server: name, Limit: 10})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(all) != 1 || all[0].ID != first.ID || !all[0].ObservedAt.After(first.ObservedAt) {
+			t.Errorf("%s after a redelivery: %d checks (want the one %s, re-stamped after %v): %+v", name, len(all), first.ID, first.ObservedAt, all)
 		}
 	}
 	if live, ok := got["io.example/live"]; ok {

@@ -20,7 +20,7 @@ import (
 // Publisher puts snapshots on registry.records: every entry keyed by server
 // name, then one snapshot_end marker; bad entries go to the dlq topic.
 type Publisher struct {
-	W     *kafka.Writer
+	W     Writer
 	Log   *zap.Logger
 	Batch int // messages per write, default 500
 }
@@ -141,4 +141,9 @@ func Replay(ctx context.Context, pub *Publisher, files []SnapshotFile, prog *Rep
 // IsSnapshotName reports whether a file name looks like a snapshot file.
 func IsSnapshotName(n string) bool {
 	return strings.HasSuffix(n, ".json") || strings.HasSuffix(n, ".json.gz")
+}
+
+// Writer writes messages: a *bus.Writer, which rides out broker outages.
+type Writer interface {
+	WriteMessages(ctx context.Context, msgs ...kafka.Message) error
 }

@@ -1,7 +1,7 @@
 // Package component is the one list every command picks its long-running
 // pieces from. Each component registers itself from its own package's
 // init() (Redpanda Connect's habit: a new processor touches its folder and
-// one blank import in cmd/forum/components.go, not the wiring): its name,
+// one blank import in internal/component/all, not the wiring): its name,
 // the role that runs it, its consumer group, the topics it reads and
 // writes, and a constructor that takes every dependency explicitly (Deps).
 // `forum run`, `process`, `serve`, `replay` and `ingest --role` select from
@@ -98,6 +98,9 @@ type Deps struct {
 	Gatherer   prometheus.Gatherer // what /metrics serves
 	Stage      *stage.Metrics      // shared by every stage of the process
 	Settings   Settings
+	// Ready reports whether the process' dependencies (bus, store) answer
+	// (internal/health); nil: always ready. The API's /readyz includes it.
+	Ready func(ctx context.Context) error
 }
 
 // Settings are the knobs components read, filled once by cmd/forum from
@@ -118,10 +121,16 @@ type Settings struct {
 	Listen string
 	// Sponsors are the sponsorship campaign's server names, in order.
 	Sponsors []string
+	// FlightListen is the read-only Arrow Flight SQL address of the serve
+	// role ("" or "off": none); FlightToken its bearer token ("": one
+	// generated into the data dir).
+	FlightListen string
+	FlightToken  string
 
-	Crawl  CrawlSettings
-	Probe  ProbeSettings
-	GitHub GitHubSettings
+	Crawl   CrawlSettings
+	Probe   ProbeSettings
+	GitHub  GitHubSettings
+	ERC8004 ERC8004Settings
 }
 
 // CrawlSettings configure the registry crawler.
@@ -148,6 +157,27 @@ type GitHubSettings struct {
 	PageCap      int
 	Refresh      time.Duration
 	OwnerRefresh time.Duration
+}
+
+// ERC8004Settings configure the ERC-8004 committer (processors/erc8004):
+// off unless RPCURL is set or DryRun asked for.
+type ERC8004Settings struct {
+	RPCURL     string // the chain's JSON-RPC endpoint
+	ChainID    uint64 // checked against the endpoint's before anything is signed
+	Reputation string // the Reputation Registry's address
+	Identity   string // the Identity Registry's address ("": the one the Reputation Registry names)
+	KeyFile    string // the committer's secp256k1 key (hex), the feedback's clientAddress
+	Agents     string // a JSON file mapping registry server names to agentIds
+	Discover   bool   // also map servers through the Identity Registry's registration files
+	FromBlock  uint64 // where event scans start (the registries' deployment block)
+	APIBase    string // the public API base of feedbackURI
+	DryRun     bool   // print the giveFeedback calls instead of sending them
+	// MinInterval is the least time between two feedbacks for one server
+	// (event time); MaxAge skips publications older than this at the wall
+	// clock (0: none), so a replay of history spends no gas.
+	MinInterval time.Duration
+	MaxAge      time.Duration
+	MaxFeeGwei  float64 // the highest fee cap per gas a transaction may offer (0: no cap)
 }
 
 var registered []Spec

@@ -46,6 +46,8 @@ func TestBestCheck(t *testing.T) {
 	c := check("s", "https://c", probe.OutcomeOK, 2*time.Hour)
 	c2 := check("s", "https://b2", probe.OutcomeOK, time.Hour)
 	c3 := check("s", "https://a3", probe.OutcomeOK, time.Hour)
+	rl := check("s", "https://r", probe.OutcomeRateLimited, time.Second)
+	nc := check("s", "https://n", probe.OutcomeNotChecked, time.Second)
 	for _, tc := range []struct {
 		name   string
 		checks []probe.Check
@@ -56,6 +58,10 @@ func TestBestCheck(t *testing.T) {
 		{"ok beats auth", []probe.Check{a, b, c}, "https://c"},
 		{"same outcome: newest", []probe.Check{c, c2}, "https://b2"},
 		{"same outcome and time: smallest URL", []probe.Check{c2, c3}, "https://a3"},
+		// Refused for load, or never run: no counted check (SPEC §1.3).
+		{"rate_limited alone is no check", []probe.Check{rl}, ""},
+		{"not_checked alone is no check", []probe.Check{nc}, ""},
+		{"unreachable beats a newer rate_limited", []probe.Check{rl, a}, "https://a"},
 	} {
 		got := bestCheck(tc.checks)
 		if (got == nil && tc.want != "") || (got != nil && got.RemoteURL != tc.want) {
@@ -75,11 +81,12 @@ func TestStaticCoverageFollowsTheCheck(t *testing.T) {
 		visibility string
 	}{
 		{"no remote", nil, nil, "no_endpoint", "no_endpoint", trust.VisNoEndpoint},
-		{"never checked", []string{url}, nil, "not_scanned", "not_scanned", trust.VisUnreachable},
+		{"never checked", []string{url}, nil, "not_scanned", "not_scanned", trust.VisNotChecked},
 		{"ok", []string{url}, []probe.Check{check(name, url, probe.OutcomeOK, time.Hour)}, "scanned", "", trust.VisLiveEndpoint},
 		{"auth", []string{url}, []probe.Check{check(name, url, probe.OutcomeAuthRequired, time.Hour)}, "auth_required", "auth_required", trust.VisOAuthGated},
 		{"unreachable", []string{url}, []probe.Check{check(name, url, probe.OutcomeUnreachable, time.Hour)}, "unreachable", "unreachable", trust.VisUnreachable},
 		{"handshake failed", []string{url}, []probe.Check{check(name, url, probe.OutcomeHandshakeFailed, time.Hour)}, "handshake_failed", "handshake_failed", trust.VisUnreachable},
+		{"only refused for load", []string{url}, []probe.Check{check(name, url, probe.OutcomeRateLimited, time.Hour)}, "not_scanned", "not_scanned", trust.VisNotChecked},
 	} {
 		r := one(t, ServerInput{Entry: entry(name, tc.remotes, ""), Checks: tc.checks}, Sources{}, nil)
 		if r.StaticScan.Coverage != tc.coverage || r.Static.Reason != tc.reason || r.Visibility != tc.visibility {

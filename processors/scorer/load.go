@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"sort"
 	"time"
 
 	"github.com/forum-mcp/forum/ingest/probe"
@@ -14,7 +15,7 @@ import (
 // Reader is what Load needs of the store.
 type Reader interface {
 	ListServers(ctx context.Context, q store.ListQuery) ([]store.ServerRow, error)
-	Versions(ctx context.Context, name string, limit int) ([]store.Record, error)
+	VersionHistory(ctx context.Context, name string) ([]store.Record, error)
 	LatestHealth(ctx context.Context, server string) ([]store.HealthCheck, error)
 	HealthChecks(ctx context.Context, q store.HealthQuery) ([]store.HealthCheck, error)
 	FirstListed(ctx context.Context) (map[string]time.Time, error)
@@ -26,8 +27,9 @@ type Reader interface {
 // order LatestHealth uses within a server. A Reader that has it saves Load
 // one query per server with remotes (about 1.4 ms each on DuckDB, over a
 // minute at 50k servers); the per-server history query stays for the rare
-// server whose newest check is after AsOf (a replay that ran ahead), so the
-// result is the same either way.
+// server whose newest check is after AsOf (a replay that ran ahead) or does
+// not count (rate_limited, not_checked), so the result is the same either
+// way.
 type BulkHealthReader interface {
 	LatestHealthAll(ctx context.Context) ([]store.HealthCheck, error)
 }
@@ -94,7 +96,13 @@ func entryOf(r store.Record) (schema.Entry, error) {
 	return e, nil
 }
 
-// checksAsOf returns the latest check of each current remote observed by asOf.
+// checksAsOf returns, for each current remote, its latest counted check
+// observed by asOf: rate_limited and not_checked checks count neither for
+// nor against (Counted), so a remote whose newest check is one of them is
+// scored on its last other check, and one with no other check has none.
+// The newest checks (one query for the registry on the bulk path) answer for
+// almost every server; a server with a current remote whose newest check is
+// after asOf or not counted reads its history, newest first.
 func checksAsOf(ctx context.Context, r Reader, latest func(context.Context, string) ([]store.HealthCheck, error), e *schema.Entry, asOf time.Time) ([]probe.Check, error) {
 	if len(e.Server.Remotes) == 0 {
 		return nil, nil
@@ -104,36 +112,36 @@ func checksAsOf(ctx context.Context, r Reader, latest func(context.Context, stri
 	if err != nil {
 		return nil, fmt.Errorf("scorer: latest health of %s: %w", name, err)
 	}
-	late := false
+	current := map[string]bool{}
+	for _, rm := range e.Server.Remotes {
+		current[rm.URL] = true
+	}
+	usable := func(c store.HealthCheck) bool {
+		return !c.ObservedAt.After(asOf) && Counted(probe.Outcome(c.Outcome))
+	}
+	history := false
 	for _, c := range rows {
-		if c.ObservedAt.After(asOf) {
-			late = true
+		if current[c.RemoteURL] && !usable(c) {
+			history = true
+			break
 		}
 	}
-	if late {
+	if history {
 		hist, err := r.HealthChecks(ctx, store.HealthQuery{Server: name, Limit: store.MaxEventLimit})
 		if err != nil {
 			return nil, fmt.Errorf("scorer: health history of %s: %w", name, err)
 		}
-		byURL := map[string]store.HealthCheck{}
-		var order []string
+		byURL := map[string]bool{}
+		rows = rows[:0:0]
 		for _, c := range hist { // newest first
-			if c.ObservedAt.After(asOf) {
+			if !current[c.RemoteURL] || byURL[c.RemoteURL] || !usable(c) {
 				continue
 			}
-			if _, ok := byURL[c.RemoteURL]; !ok {
-				byURL[c.RemoteURL] = c
-				order = append(order, c.RemoteURL)
-			}
+			byURL[c.RemoteURL] = true
+			rows = append(rows, c)
 		}
-		rows = nil
-		for _, u := range order {
-			rows = append(rows, byURL[u])
-		}
-	}
-	current := map[string]bool{}
-	for _, rm := range e.Server.Remotes {
-		current[rm.URL] = true
+		// LatestHealth's order: by remote URL.
+		sort.Slice(rows, func(i, j int) bool { return rows[i].RemoteURL < rows[j].RemoteURL })
 	}
 	var out []probe.Check
 	for _, row := range rows {

@@ -28,8 +28,13 @@
 //
 // Readings where the SPEC is silent (pinned by tests):
 //   - A server with several remotes is scored on its best remote's latest
-//     check (ok > auth_required > handshake_failed > unreachable; ties: newest,
-//     then URL). Every remote's check is still evidence.
+//     counted check (ok > auth_required > handshake_failed > unreachable;
+//     ties: newest, then URL). Every remote's check is still evidence.
+//   - A rate_limited or not_checked check counts neither for nor against
+//     (SPEC §1.3, §3 Health): each remote's latest check is its latest
+//     other one as of the publication time (Load), and a remote with none
+//     is not checked — health 0 "not checked", static not_scanned,
+//     visibility not-checked.
 //   - Static coverage follows that check: ok → scanned (tools, instructions
 //     and registry text); auth_required, unreachable, handshake_failed → null
 //     with that reason; no check → not_scanned; no remote → no_endpoint.
@@ -302,11 +307,20 @@ func checkEvidence(c *probe.Check) *trust.Evidence {
 
 var outcomeRank = map[probe.Outcome]int{probe.OutcomeOK: 4, probe.OutcomeAuthRequired: 3, probe.OutcomeHandshakeFailed: 2, probe.OutcomeUnreachable: 1}
 
-// bestCheck picks the check a server is scored on (see the package doc).
+// Counted reports whether a check's outcome counts for or against a server:
+// every outcome but rate_limited (refused for load, not the server's fault)
+// and not_checked (the probe never ran) — SPEC §1.3 and §3 Health.
+func Counted(o probe.Outcome) bool { return outcomeRank[o] > 0 }
+
+// bestCheck picks the check a server is scored on (see the package doc);
+// nil when no check counts.
 func bestCheck(checks []probe.Check) *probe.Check {
 	var best *probe.Check
 	for i := range checks {
 		c := &checks[i]
+		if !Counted(c.Outcome) {
+			continue
+		}
 		if best == nil {
 			best = c
 			continue
@@ -465,6 +479,9 @@ func computeOne(w *method.Weights, in *ServerInput, gh *GitHubObservation, gateO
 	}
 	for i := range in.Checks {
 		c := &in.Checks[i]
+		if !Counted(c.Outcome) {
+			continue // neither for nor against: not what the server is scored on
+		}
 		rec.Health = append(rec.Health, trust.Evidence{Kind: trust.EvHealthCheck, ID: c.ID, ObservedAt: c.ObservedAt.UTC(), URI: EvidenceURI(c.ID)})
 	}
 	rec.OwnerBurst = x.burst // asked with schema.Namespace(name), which is tr.Namespace

@@ -8,6 +8,7 @@ import (
 	"errors"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -20,6 +21,7 @@ import (
 	"github.com/forum-mcp/forum/ingest/registry"
 	"github.com/forum-mcp/forum/processors/method"
 	"github.com/forum-mcp/forum/processors/publish"
+	"github.com/forum-mcp/forum/processors/trust"
 	"github.com/forum-mcp/forum/schema"
 	"github.com/forum-mcp/forum/sql/duckdb"
 	"github.com/forum-mcp/forum/sql/store"
@@ -189,5 +191,88 @@ func healthRow(c *probe.Check) store.HealthCheck {
 		ID: c.ID, Server: c.Server, RemoteURL: c.RemoteURL, ObservedAt: c.ObservedAt.UTC(), Transport: c.Transport,
 		Outcome: string(c.Outcome), ErrorClass: string(c.ErrorClass), HTTPStatus: c.HTTPStatus, LatencyMS: c.InitializeLatencyMS,
 		AuthKind: string(c.AuthKind), ProtocolVersion: c.ProtocolVersion, ToolCount: len(c.Tools), ToolsListed: c.ToolsListed, Check: string(raw),
+	}
+}
+
+// TestIntervalPublicationCarriesNewChecks: with --publish-interval, a probe
+// result stored after the last publication is in the next one, one
+// interval later (SPEC §1.3's hourly probes reach records without waiting
+// for a registry snapshot). The stage runs its own ticker loop on a DuckDB
+// store; the test steps the ticker and the wall clock by hand.
+func TestIntervalPublicationCarriesNewChecks(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	s, err := duckdb.Open(ctx, filepath.Join(t.TempDir(), "interval.duckdb"), zaptest.NewLogger(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { s.Close() })
+	if err := s.Migrate(ctx); err != nil {
+		t.Fatal(err)
+	}
+	const name, url = "com.example/interval", "https://mcp.interval.example.com/mcp"
+	// The wall clock at the first tick: not on a whole second, as it never is.
+	t0 := time.Date(2026, 3, 2, 12, 0, 0, 250_000_000, time.UTC)
+	e := entry(name, []string{url}, "")
+	e.Raw, _ = json.Marshal(e.Server)
+	e.ContentSHA256 = "sha-interval"
+	if err := s.InsertRecords(ctx, []store.Record{store.RecordFromEntry(&e, "snap", t0.Add(-24*time.Hour))}); err != nil {
+		t.Fatal(err)
+	}
+
+	var mu sync.Mutex
+	now := t0
+	ticks := make(chan time.Time)
+	st := &Stage{Store: s, Out: StoreOutput{W: s}, Key: testKey, Committer: publish.NewFileCommitter(filepath.Join(t.TempDir(), "publications.log")),
+		Interval: time.Minute, Log: zaptest.NewLogger(t),
+		Now:    func() time.Time { mu.Lock(); defer mu.Unlock(); return now },
+		ticker: func(time.Duration) (<-chan time.Time, func()) { return ticks, func() {} }}
+	done := make(chan struct{})
+	go func() { defer close(done); st.tick(ctx) }()
+	defer func() { cancel(); <-done }()
+
+	// tickAt moves the clock to at, ticks, and returns the record the
+	// publication stored for the server.
+	tickAt := func(at time.Time) Record {
+		t.Helper()
+		mu.Lock()
+		now = at
+		mu.Unlock()
+		ticks <- at
+		deadline := time.Now().Add(5 * time.Second)
+		for time.Now().Before(deadline) {
+			tr, err := s.LatestTrustRecord(ctx, name)
+			if err == nil && !tr.ComputedAt.Before(at.Truncate(time.Second)) {
+				var r Record
+				if err := json.Unmarshal([]byte(tr.Record), &r); err != nil {
+					t.Fatal(err)
+				}
+				if r.PublicationID == PublicationID(at) {
+					return r
+				}
+			}
+			time.Sleep(20 * time.Millisecond)
+		}
+		t.Fatalf("no publication of %s after the tick at %s", name, at.Format(time.RFC3339Nano))
+		return Record{}
+	}
+
+	first := tickAt(t0)
+	if first.Visibility != trust.VisNotChecked || len(first.Health) != 0 {
+		t.Fatalf("first publication: visibility %s, health %+v; want not-checked", first.Visibility, first.Health)
+	}
+	// The probe runs 59.9 s later, after that publication, and its check
+	// is stored; the next tick, one interval after the first, must carry it.
+	c := check(name, url, probe.OutcomeOK, 0)
+	c.ObservedAt = t0.Add(time.Minute - 100*time.Millisecond)
+	c.ScheduledAt = c.ObservedAt.Truncate(time.Minute)
+	c.ID = probe.CheckID(name, url, c.ScheduledAt)
+	if err := s.InsertHealthChecks(ctx, []store.HealthCheck{healthRow(&c)}); err != nil {
+		t.Fatal(err)
+	}
+	next := tickAt(t0.Add(time.Minute))
+	if next.Visibility != trust.VisLiveEndpoint || len(next.Health) != 1 || next.Health[0].ID != c.ID {
+		t.Fatalf("publication one interval later (%s, computed %s): visibility %s, health %+v; want the check %s observed at %s",
+			next.PublicationID, next.ComputedAt.Format(time.RFC3339Nano), next.Visibility, next.Health, c.ID, c.ObservedAt.Format(time.RFC3339Nano))
 	}
 }

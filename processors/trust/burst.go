@@ -10,9 +10,11 @@ import (
 
 // OwnerBurstOf evaluates one namespace from its new_server event times.
 // Windows are the last `windows` (7) consecutive 24 h windows ending at now,
-// (now−24h·(i+1), now−24h·i]; events after now or before the oldest window
-// are ignored. Windows are anchored at the publication time, not at UTC
-// midnight, so a replay gives the same answer as living through it.
+// (now−24h·(i+1), now−24h·i]: an event at now is in the current window, one
+// exactly 24 h before now in the one before it. Events after now or at or
+// before the oldest window's open end are ignored. Windows are anchored at
+// the publication time, not at UTC midnight, so a replay gives the same
+// answer as living through it.
 func OwnerBurstOf(w *method.Weights, newServerTimes []time.Time, now time.Time) OwnerBurst {
 	ob := w.OwnerBurst
 	win := time.Duration(ob.WindowHours * float64(time.Hour))
@@ -21,12 +23,9 @@ func OwnerBurstOf(w *method.Weights, newServerTimes []time.Time, now time.Time) 
 		if t.After(now) {
 			continue
 		}
-		// age in (0, win] → current window (index Windows-1).
-		age := now.Sub(t)
-		i := 0
-		if age > 0 {
-			i = int((age - 1) / win)
-		}
+		// age in [0, win) → current window (index Windows-1): the window is
+		// open at now−win, so an age of exactly win belongs to the next one.
+		i := int(now.Sub(t) / win)
 		if i >= ob.Windows {
 			continue
 		}

@@ -224,8 +224,18 @@ func changeKinds(e schema.DriftEvent) []string {
 
 // multiChanges finds multi_change_24h occurrences: >= multi_change_min_kinds
 // of endpoint/description/title/version changed within the window. One
-// occurrence is reported at the event that completes the set; the search then
-// restarts with events after it, so one burst counts once.
+// occurrence is reported at the event that completes the set (its time
+// dates the signal, so its weight); the search then restarts with events
+// after it, so one burst counts once.
+//
+// The signal's window is the multi_change_window_hours from the change
+// that opened the burst (its earliest member): every change in it happened
+// within 24 h of that one, which is what "changed within 24 h" counts. The
+// note and the evidence list every change of the window known at
+// publication time, including those after the completing event, so the
+// record shows the whole burst, not the prefix that tripped the rule.
+// Listing them changes neither the count nor the dates of occurrences,
+// so the score is the same as before.
 func multiChanges(w *method.Weights, evs []schema.DriftEvent) []multiChange {
 	win := time.Duration(w.Drift.MultiChangeWindowHrs * float64(time.Hour))
 	var out []multiChange
@@ -251,6 +261,19 @@ func multiChanges(w *method.Weights, evs []schema.DriftEvent) []multiChange {
 			members = append(members, evs[j])
 		}
 		if len(kinds) >= w.Drift.MultiChangeMinKinds {
+			// The rest of the window: changes after the completing one, up
+			// to win after the opening one.
+			end := members[0].ObservedAt.Add(win)
+			for j := i + 1; j < len(evs) && !evs[j].ObservedAt.After(end); j++ {
+				ks := changeKinds(evs[j])
+				if len(ks) == 0 {
+					continue
+				}
+				for _, k := range ks {
+					kinds[k] = true
+				}
+				members = append(members, evs[j])
+			}
 			names := make([]string, 0, len(kinds))
 			for _, k := range []string{"endpoint", "description", "title", "version"} {
 				if kinds[k] {

@@ -66,7 +66,10 @@ func incidents(w *method.Weights, in IncidentsInput, now time.Time) (SubScore, *
 	var fSig *Signal
 	total := 0.0
 	for _, it := range items {
-		ev := Evidence{Kind: EvIncident, ID: it.ID, ObservedAt: it.Date.UTC(), URI: it.SourceURI}
+		// The pointer's uri is where it resolves through the API (the
+		// publisher fills it in); the outside source is in the note and in
+		// what the pointer resolves to.
+		ev := Evidence{Kind: EvIncident, ID: it.ID, ObservedAt: it.Date.UTC()}
 		sub.Evidence = append(sub.Evidence, ev)
 		status := it.Status
 		factor, ok := wi.StatusFactors[status]
@@ -80,7 +83,7 @@ func incidents(w *method.Weights, in IncidentsInput, now time.Time) (SubScore, *
 			ID: it.ID, Direction: method.Negative, Severity: it.Severity,
 			Values:   map[string]float64{"severity_weight": sev, "status_factor": factor, "age_days": round6(age), "decay": round6(d)},
 			Evidence: []Evidence{ev},
-			Note:     it.Class + " (" + status + ")",
+			Note:     it.Class + " (" + status + ")" + sourceNote(it.SourceURI),
 		}
 		if factor == 0 || sev == 0 {
 			// Retracted (or unknown status/severity): counts 0, stays in the evidence.
@@ -124,4 +127,11 @@ func incidents(w *method.Weights, in IncidentsInput, now time.Time) (SubScore, *
 func IncidentsScore(w *method.Weights, in IncidentsInput, now time.Time) SubScore {
 	s, _ := incidents(w, in, now)
 	return s
+}
+
+func sourceNote(uri string) string {
+	if uri == "" {
+		return ""
+	}
+	return ", source " + uri
 }

@@ -113,7 +113,6 @@ func TestOwnerBurst(t *testing.T) {
 		{"20 in the current window", times(20, 2), false, 1, true, []int{0, 0, 0, 0, 0, 0, 20}},
 		{"19 in the current window", times(19, 2), false, 1, false, []int{0, 0, 0, 0, 0, 0, 19}},
 		{"older than 7 windows ignored", cat(times(10, 24*7+1), times(10, 24*8)), false, 0, false, []int{0, 0, 0, 0, 0, 0, 0}},
-		{"window edge: exactly 24 h old is the current window", times(1, 24), false, 0, false, []int{0, 0, 0, 0, 0, 0, 1}},
 		{"future ignored", times(25, -1), false, 0, false, []int{0, 0, 0, 0, 0, 0, 0}},
 	}
 	for _, c := range cases {
@@ -122,6 +121,33 @@ func TestOwnerBurst(t *testing.T) {
 			t.Errorf("%s: %+v", c.name, got)
 		}
 	}
+	// Both ends of every window: (now−24h·(i+1), now−24h·i]. An event at
+	// now is in the current window, one exactly 24 h old in the one before,
+	// one exactly 7·24 h old in none; a nanosecond inside an end counts.
+	day := 24 * time.Hour
+	for _, c := range []struct {
+		name string
+		at   time.Time
+		per  []int
+	}{
+		{"at now: current window", now, []int{0, 0, 0, 0, 0, 0, 1}},
+		{"just after now: not yet happened", now.Add(time.Nanosecond), []int{0, 0, 0, 0, 0, 0, 0}},
+		{"just inside now−24h: current window", now.Add(-day + time.Nanosecond), []int{0, 0, 0, 0, 0, 0, 1}},
+		{"exactly now−24h: the older window", now.Add(-day), []int{0, 0, 0, 0, 0, 1, 0}},
+		{"exactly now−48h: two windows back", now.Add(-2 * day), []int{0, 0, 0, 0, 1, 0, 0}},
+		{"just inside now−7·24h: the oldest window", now.Add(-7*day + time.Nanosecond), []int{1, 0, 0, 0, 0, 0, 0}},
+		{"exactly now−7·24h: in no window", now.Add(-7 * day), []int{0, 0, 0, 0, 0, 0, 0}},
+	} {
+		if got := OwnerBurstOf(w, []time.Time{c.at}, now); !equalInts(got.PerWindowNew, c.per) {
+			t.Errorf("window ends, %s: per-window %v, want %v", c.name, got.PerWindowNew, c.per)
+		}
+	}
+	// 20 registrations exactly 24 h ago are a burst of the previous window,
+	// not of the current one.
+	if got := OwnerBurstOf(w, times(20, 24), now); got.FirstWindowBurst {
+		t.Errorf("20 events exactly 24 h old flagged a first-window burst: %+v", got)
+	}
+
 	var evs []schema.DriftEvent
 	for _, ts := range times(20, 1) {
 		evs = append(evs, schema.DriftEvent{Server: "com.burst/x", Kind: schema.KindNewServer, ObservedAt: ts})

@@ -92,6 +92,7 @@ const (
 	VisOAuthGated   = "oauth-gated"
 	VisNoEndpoint   = "no-endpoint"
 	VisUnreachable  = "unreachable"
+	VisNotChecked   = "not-checked"
 )
 
 // Bands.
@@ -114,11 +115,13 @@ type Input struct {
 	Endpoint   EndpointInput
 }
 
-// EndpointInput is the last health check, for the visibility tier.
+// EndpointInput is the last counted health check, for the visibility tier.
 type EndpointInput struct {
 	HasRemote bool
-	Outcome   string    // ok|auth_required|handshake_failed|unreachable|not_checked ("" = not_checked)
-	Check     *Evidence // the health check, when there is one
+	// Outcome is ok|auth_required|handshake_failed|unreachable; "",
+	// not_checked and rate_limited all mean no counted check.
+	Outcome string
+	Check   *Evidence // the health check, when there is one
 }
 
 // Result is the trust part of one published record.
@@ -290,22 +293,32 @@ func HoldUntil(w *method.Weights, computedAt time.Time) time.Time {
 func coverage(in Input, r *Result) (string, []Unobserved) {
 	un := []Unobserved{}
 	outcome := in.Endpoint.Outcome
-	if outcome == "" {
+	switch outcome {
+	case "", string(schema.OutcomeNotChecked), string(schema.OutcomeRateLimited):
+		// A refusal for load counts neither way (SPEC §1.3): like a probe
+		// that never ran, it is no counted check.
 		outcome = ReasonNotChecked
 	}
-	vis := VisUnreachable
+	var vis string
 	switch {
 	case !in.Endpoint.HasRemote:
 		vis = VisNoEndpoint
 		un = append(un, Unobserved{Dimension: "endpoint", Reason: ReasonNoEndpoint})
+	case outcome == ReasonNotChecked:
+		// Remotes exist but none has a counted check yet (SPEC §4): not
+		// evidence that they are down.
+		vis = VisNotChecked
+		un = append(un, Unobserved{Dimension: "endpoint", Reason: ReasonNotChecked})
 	case outcome == "ok":
 		vis = VisLiveEndpoint
 	case outcome == "auth_required":
 		vis = VisOAuthGated
 		un = append(un, Unobserved{Dimension: "endpoint", Reason: ReasonAuthRequired})
 	default:
-		// handshake_failed, unreachable and not_checked all leave the
-		// endpoint unobserved; the reason code keeps them apart.
+		// unreachable and handshake_failed: the last counted check failed.
+		// SPEC §4 has no tier of its own for a server that answers but not
+		// as MCP; the reason code keeps the two apart.
+		vis = VisUnreachable
 		un = append(un, Unobserved{Dimension: "endpoint", Reason: outcome})
 	}
 	for _, s := range []struct {

@@ -3,6 +3,7 @@ package trust
 import (
 	"math"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -314,6 +315,46 @@ func TestDriftMultiChangeCountsOncePerBurst(t *testing.T) {
 	}
 }
 
+// TestDriftMultiChangeNoteListsTheWindow: the signal's note and evidence
+// cover every change in its window — the 24 h from the change that opened
+// the burst — not only those up to the change that completed the set; the
+// signal's time, and so its weight and the score, stay the completing
+// change's.
+func TestDriftMultiChangeNoteListsTheWindow(t *testing.T) {
+	h := func(x float64) float64 { return x / 24 } // hours, in days of age
+	in := clean()
+	in.Drift.Events = []schema.DriftEvent{
+		ev(schema.KindEndpointsChanged, 2+h(0), ``, `[["sse","https://b.example.com"]]`, false), // opens the burst
+		ev(schema.KindDescriptionChanged, 2-h(1), "a", "b", false),
+		ev(schema.KindTitleChanged, 2-h(2), "a", "b", false),        // completes the set
+		ev(schema.KindVersionAdded, 2-h(5), "", "1.1.0", true),      // in the window, after the signal
+		ev(schema.KindDescriptionChanged, 2-h(25), "b", "c", false), // 25 h after the opening change: outside
+	}
+	r := ComputeWith(method.Embedded().Weights, in, now)
+	var sig *Signal
+	for i, s := range r.Drift.Signals {
+		if s.ID == "multi_change_24h" {
+			if sig != nil {
+				t.Fatalf("two multi_change_24h signals: %+v", r.Drift.Signals)
+			}
+			sig = &r.Drift.Signals[i]
+		}
+	}
+	if sig == nil {
+		t.Fatalf("no multi_change_24h: %+v", r.Drift.Signals)
+	}
+	if want := "endpoint+description+title+version within 24 h"; sig.Note != want {
+		t.Errorf("note %q, want %q", sig.Note, want)
+	}
+	if len(sig.Evidence) != 4 {
+		t.Errorf("evidence %+v: want the 4 changes of the window", sig.Evidence)
+	}
+	// The score is unchanged: the signal is dated at the completing change.
+	if age := sig.Values["age_days"]; !near(age, round6(2-h(2))) {
+		t.Errorf("signal age %v days, want %v (the completing change)", age, 2-h(2))
+	}
+}
+
 func TestDriftUnknownAndBulkEdit(t *testing.T) {
 	in := clean()
 	in.Drift = DriftInput{}
@@ -349,6 +390,29 @@ func TestBulkEdits(t *testing.T) {
 
 func inc(id string, ageDays float64, sev, status string) Incident {
 	return Incident{ID: id, Server: "io.github.alice/weather", Date: ago(ageDays), Class: "rug_pull", Severity: sev, Status: status}
+}
+
+// TestIncidentEvidencePointsAtTheAPI: an incident's evidence pointer
+// resolves through the API like every other (SPEC §5), so it carries no
+// outside uri of its own (the publisher gives it /v1/evidence/{id}); the
+// curator's source is named in the signal's note.
+func TestIncidentEvidencePointsAtTheAPI(t *testing.T) {
+	in := clean()
+	it := inc("i1", 10, "low", IncidentConfirmed)
+	it.SourceURI = "https://example.com/advisory"
+	in.Incidents = IncidentsInput{Checked: true, Items: []Incident{it}}
+	r := ComputeWith(method.Embedded().Weights, in, now)
+	if len(r.Incidents.Signals) != 1 || len(r.Incidents.Evidence) != 1 {
+		t.Fatalf("incidents %+v", r.Incidents)
+	}
+	for _, e := range append(r.Incidents.Evidence, r.Incidents.Signals[0].Evidence...) {
+		if e.URI != "" || e.ID != "i1" || e.Kind != EvIncident {
+			t.Errorf("incident evidence %+v: want the id, no outside uri", e)
+		}
+	}
+	if n := r.Incidents.Signals[0].Note; !strings.Contains(n, "source https://example.com/advisory") {
+		t.Errorf("note %q does not name the source", n)
+	}
 }
 
 func TestIncidents(t *testing.T) {
@@ -535,7 +599,12 @@ func TestVisibility(t *testing.T) {
 		{true, "auth_required", VisOAuthGated, ReasonAuthRequired},
 		{true, "unreachable", VisUnreachable, ReasonUnreachable},
 		{true, "handshake_failed", VisUnreachable, ReasonHandshakeFailed},
-		{true, "", VisUnreachable, ReasonNotChecked},
+		// No counted check yet: never probed, or only refused for load
+		// (rate_limited counts neither way, SPEC §1.3) — not-checked, not
+		// unreachable (SPEC §4 Coverage honesty).
+		{true, "", VisNotChecked, ReasonNotChecked},
+		{true, "not_checked", VisNotChecked, ReasonNotChecked},
+		{true, "rate_limited", VisNotChecked, ReasonNotChecked},
 		{false, "", VisNoEndpoint, ReasonNoEndpoint},
 	}
 	for _, c := range cases {

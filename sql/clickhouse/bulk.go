@@ -19,7 +19,7 @@ var _ store.BulkReader = (*Store)(nil)
 // API's read models are built from (records, the latest view, drift
 // events, snapshots, publications and their records) and registry_loads,
 // which says when the latest view holds a whole snapshot.
-var markerTables = []string{"registry_records", "servers_latest", "drift_events", "snapshots", "trust_records", "publications", "registry_loads"}
+var markerTables = []string{"registry_records", "registry_sightings", "servers_latest", "drift_events", "snapshots", "trust_records", "publications", "registry_loads"}
 
 // ChangeMarker hashes, per marker table, the greatest block number of its
 // active parts. Every INSERT makes a new part with a new block number,
@@ -69,27 +69,37 @@ func (s *Store) AllLatest(ctx context.Context) ([]store.Record, error) {
 	return recs, nil
 }
 
-// versionCols are recordCols without the server object (AllVersions leaves
-// it empty: the read models of version history do not need it).
-const versionCols = "name, version, content_sha256, namespace, observed_at_ms, snapshot_id, status, is_latest, " +
-	"published_at_ms, updated_at_ms, description, title"
-
 // AllVersions streams every stored record, by name then as Versions orders
-// them. Rows reach fn as the driver decodes blocks: the table is never
-// held in memory here.
+// and serves them (the server object left empty). Rows reach fn as the
+// driver decodes blocks, one server's rows held at a time for
+// store.ServeVersions: the table is never held in memory here.
 func (s *Store) AllVersions(ctx context.Context, fn func(store.Record) error) error {
+	var group []store.Record
+	flush := func() error {
+		for _, r := range store.ServeVersions(group) {
+			if err := fn(r); err != nil {
+				return err
+			}
+		}
+		group = group[:0]
+		return nil
+	}
 	err := s.query(ctx, func(rows driver.Rows) error {
-		var r store.Record
-		var obs, pub, upd int64
-		var latest uint8
-		if err := rows.Scan(&r.Name, &r.Version, &r.ContentSHA256, &r.Namespace, &obs, &r.SnapshotID, &r.Status,
-			&latest, &pub, &upd, &r.Description, &r.Title); err != nil {
+		r, err := scanHistory(rows)
+		if err != nil {
 			return err
 		}
-		r.ObservedAt, r.PublishedAt, r.UpdatedAt, r.IsLatest = fromMS(obs), fromMS(pub), fromMS(upd), latest != 0
-		return fn(r)
-	}, `SELECT `+versionCols+` FROM registry_records FINAL
-		ORDER BY name, observed_at_ms DESC, version DESC, content_sha256 DESC`)
+		if len(group) > 0 && group[0].Name != r.Name {
+			if err := flush(); err != nil {
+				return err
+			}
+		}
+		group = append(group, r)
+		return nil
+	}, fmt.Sprintf(historyQuery, "''", "", ""))
+	if err == nil {
+		err = flush()
+	}
 	if err != nil {
 		return fmt.Errorf("clickhouse: all versions: %w", err)
 	}

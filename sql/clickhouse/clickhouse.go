@@ -26,9 +26,9 @@
 // OPTIMIZE … FINAL.
 //
 // There are no multi-table transactions: InsertRecords writes
-// registry_records, then servers_latest. If the second write fails the
-// error is returned and the caller's retry (at-least-once) converges, since
-// both writes are idempotent.
+// registry_records, then registry_sightings, then servers_latest. If a later
+// write fails the error is returned and the caller's retry (at-least-once)
+// converges, since every write is idempotent.
 package clickhouse
 
 import (
@@ -85,17 +85,17 @@ func Open(ctx context.Context, dsn string, log *zap.Logger) (*Store, error) {
 	}
 	opts, err := ch.ParseDSN(dsn)
 	if err != nil {
-		return nil, fmt.Errorf("clickhouse: parse dsn: %w", err)
+		return nil, fmt.Errorf("%w: parse dsn: %w", ErrConfig, err)
 	}
 	if opts.Protocol != ch.Native {
-		return nil, fmt.Errorf("clickhouse: dsn %q: only the native protocol is supported", dsn)
+		return nil, fmt.Errorf("%w: dsn %q: only the native protocol is supported", ErrConfig, dsn)
 	}
 	db := opts.Auth.Database
 	if db == "" {
 		db = DefaultDatabase
 	}
 	if !validDatabase.MatchString(db) {
-		return nil, fmt.Errorf("clickhouse: invalid database name %q", db)
+		return nil, fmt.Errorf("%w: invalid database name %q", ErrConfig, db)
 	}
 	if opts.DialTimeout == 0 {
 		opts.DialTimeout = 10 * time.Second
@@ -337,6 +337,18 @@ func (s *Store) InsertRecords(ctx context.Context, recs []store.Record) error {
 	if err != nil {
 		return fmt.Errorf("clickhouse: insert registry_records: %w", err)
 	}
+	sightings := store.LastSightings(recs)
+	err = s.send(ctx, "INSERT INTO registry_sightings (name, version, content_sha256, last_observed_at_ms, _ver)", len(sightings), func(b driver.Batch) error {
+		for _, r := range sightings {
+			if err := b.Append(r.Name, r.Version, r.ContentSHA256, ms(r.ObservedAt), uint64(verBase+ms(r.ObservedAt))); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return fmt.Errorf("clickhouse: insert registry_sightings: %w", err)
+	}
 	err = s.send(ctx, "INSERT INTO servers_latest ("+recordCols+", _ver)", len(latest), func(b driver.Batch) error {
 		for _, r := range latest {
 			if err := appendRecord(b, r, uint64(verBase+ms(r.ObservedAt))); err != nil {
@@ -544,6 +556,7 @@ func scanRecords(rows driver.Rows) ([]store.Record, error) {
 			return nil, err
 		}
 		r.ObservedAt, r.PublishedAt, r.UpdatedAt, r.IsLatest = fromMS(obs), fromMS(pub), fromMS(upd), latest != 0
+		r.LastObservedAt = r.ObservedAt // the latest view's observation is its most recent
 		out = append(out, r)
 	}
 	return out, rows.Err()
@@ -593,20 +606,59 @@ func (s *Store) GetServer(ctx context.Context, name string) (store.ServerRow, er
 	return store.ServerRow{Record: recs[0]}, nil
 }
 
-// Versions returns a server's stored contents, newest observation first
-// (ties: version, then content hash, descending).
+// historyQuery reads registry_records with each row's most recent sighting
+// (max over registry_sightings, so unmerged duplicates do not matter; the
+// first observation when there is none), in Versions' order. The first %s
+// is the server column (or ” for none), the other two are WHERE clauses
+// of the sightings and of the records (the same name filter, or none).
+const historyQuery = `SELECT name, version, content_sha256, namespace, observed_at_ms, snapshot_id, status, is_latest,
+	published_at_ms, updated_at_ms, description, title, %s, last_ms, has_last
+	FROM registry_records FINAL
+	ANY LEFT JOIN (SELECT name, version, content_sha256, max(last_observed_at_ms) AS last_ms, toUInt8(1) AS has_last
+		FROM registry_sightings %s GROUP BY name, version, content_sha256) USING (name, version, content_sha256)
+	%s ORDER BY name, observed_at_ms DESC, version DESC, content_sha256 DESC`
+
+func scanHistory(rows driver.Rows) (store.Record, error) {
+	var r store.Record
+	var obs, pub, upd, last int64
+	var latest, hasLast uint8
+	if err := rows.Scan(&r.Name, &r.Version, &r.ContentSHA256, &r.Namespace, &obs, &r.SnapshotID, &r.Status,
+		&latest, &pub, &upd, &r.Description, &r.Title, &r.Server, &last, &hasLast); err != nil {
+		return r, err
+	}
+	r.ObservedAt, r.PublishedAt, r.UpdatedAt, r.IsLatest = fromMS(obs), fromMS(pub), fromMS(upd), latest != 0
+	r.LastObservedAt = r.ObservedAt
+	if hasLast != 0 && last > obs {
+		r.LastObservedAt = fromMS(last)
+	}
+	return r, nil
+}
+
+// VersionHistory returns a server's stored contents as sighted, newest
+// first observation first (ties: version, then content hash, descending).
+func (s *Store) VersionHistory(ctx context.Context, name string) ([]store.Record, error) {
+	var out []store.Record
+	err := s.query(ctx, func(rows driver.Rows) error {
+		r, err := scanHistory(rows)
+		out = append(out, r)
+		return err
+	}, fmt.Sprintf(historyQuery, "server", "WHERE name = ?", "WHERE name = ?")+` LIMIT ?`, name, name, store.MaxEventLimit)
+	if err != nil {
+		return nil, fmt.Errorf("clickhouse: version history of %q: %w", name, err)
+	}
+	return out, nil
+}
+
+// Versions returns a server's stored contents in VersionHistory's order,
+// with the flags served from each version's most recent sighting
+// (store.ServeVersions).
 func (s *Store) Versions(ctx context.Context, name string, limit int) ([]store.Record, error) {
-	rows, err := s.conn.Query(readCtx(ctx), `SELECT `+recordCols+` FROM registry_records FINAL WHERE name = ?
-		ORDER BY observed_at_ms DESC, version DESC, content_sha256 DESC LIMIT ?`,
-		name, store.ClampLimit(limit, store.MaxEventLimit))
+	hist, err := s.VersionHistory(ctx, name)
 	if err != nil {
-		return nil, fmt.Errorf("clickhouse: versions of %q: %w", name, err)
+		return nil, err
 	}
-	recs, err := scanRecords(rows)
-	if err != nil {
-		return nil, fmt.Errorf("clickhouse: versions of %q: %w", name, err)
-	}
-	return recs, nil
+	out := store.ServeVersions(hist)
+	return out[:min(len(out), store.ClampLimit(limit, store.MaxEventLimit))], nil
 }
 
 // Events returns drift events oldest first (ties by id).
@@ -748,7 +800,7 @@ func (s *Store) Optimize(ctx context.Context) error {
 	// Every ReplacingMergeTree of every migration, not only the ones Counts
 	// reports: a forced merge must cover the later tables too.
 	all := append([]string{"schema_migrations"}, Tables...)
-	all = append(all, "trust_records", "publications", "incidents", "incident_audit", "review_approvals", "provenance")
+	all = append(all, "trust_records", "publications", "incidents", "incident_audit", "review_approvals", "provenance", "admin_audit", "registry_sightings")
 	all = append(all, resultTables...)
 	for _, t := range all {
 		if err := s.conn.Exec(ctx, `OPTIMIZE TABLE `+t+` FINAL`); err != nil {

@@ -59,6 +59,7 @@ func TestIntegrationClickHouse(t *testing.T) {
 	storetest.RunHealthBulk(t, open)
 	storetest.RunResults(t, open)
 	storetest.RunBulk(t, open)
+	storetest.RunAdmin(t, open)
 
 	// Health history survives a restart: the same database, a new Store.
 	t.Run("Restart", func(t *testing.T) {
@@ -81,6 +82,14 @@ func TestIntegrationClickHouse(t *testing.T) {
 			t.Cleanup(func() { dropDatabase(t, base, db) })
 			testUpgradeFrom0008(t, dsn, halfApplied)
 		}
+	})
+
+	// A store left before 0011_registry_sightings, with an old latest
+	// version demoted beside the new one, upgrades in place.
+	t.Run("UpgradeFrom0009", func(t *testing.T) {
+		dsn, db := testDSN(t, base)
+		t.Cleanup(func() { dropDatabase(t, base, db) })
+		testUpgradeFrom0009(t, dsn)
 	})
 
 	// The engine-level guard of Query: every analyst query runs with readonly=1.
@@ -211,6 +220,87 @@ func testUpgradeFrom0008(t *testing.T, dsn string, halfApplied bool) {
 		recs, err := s.PublicationRecords(ctx, "p-old")
 		if err != nil || len(recs) != 2 || recs[0].LeafHash != "" || recs[0].Band != "C" {
 			t.Errorf("round %d: PublicationRecords = %+v, %v", round, recs, err)
+		}
+		s.Close()
+	}
+}
+
+// testUpgradeFrom0009 is duckdb's TestUpgradeFrom0009 on ClickHouse: the
+// backfill sights every old row at its first observation, Versions serves
+// one latest version, new sightings count, and migrating again (the
+// backfill run twice) changes nothing.
+func testUpgradeFrom0009(t *testing.T, dsn string) {
+	ctx := context.Background()
+	s, err := Open(ctx, dsn, zaptest.NewLogger(t))
+	if err != nil {
+		t.Fatalf("Open(%s): %v", dsn, err)
+	}
+	if err := s.migrate(ctx, 9); err != nil {
+		t.Fatalf("migrate to 0009: %v", err)
+	}
+	day := func(d int) time.Time { return time.Date(2025, 3, d, 0, 0, 0, 0, time.UTC) }
+	old := []store.Record{
+		{Name: "a/old", Version: "1.0.0", Namespace: "a", ContentSHA256: "v1-latest", ObservedAt: day(1), Status: "active", IsLatest: true, Server: "{}"},
+		{Name: "a/old", Version: "1.0.0", Namespace: "a", ContentSHA256: "v1-demoted", ObservedAt: day(2), Status: "active", Server: "{}"},
+		{Name: "a/old", Version: "2.0.0", Namespace: "a", ContentSHA256: "v2-latest", ObservedAt: day(2), Status: "active", IsLatest: true, Server: "{}"},
+	}
+	err = s.send(ctx, "INSERT INTO registry_records ("+recordCols+", _ver)", len(old), func(b driver.Batch) error {
+		for _, r := range old {
+			if err := appendRecord(b, r, uint64(verBase-ms(r.ObservedAt))); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatalf("insert old rows: %v", err)
+	}
+	s.Close()
+	for round := range 2 {
+		s, err := Open(ctx, dsn, zaptest.NewLogger(t))
+		if err != nil {
+			t.Fatalf("Open(%s): %v", dsn, err)
+		}
+		if err := s.Migrate(ctx); err != nil {
+			t.Fatalf("round %d: Migrate: %v", round, err)
+		}
+		if round == 1 {
+			// The backfill, run again, adds nothing a read sees.
+			if err := s.conn.Exec(ctx, `INSERT INTO registry_sightings (name, version, content_sha256, last_observed_at_ms, _ver)
+				SELECT name, version, content_sha256, observed_at_ms, toUInt64(4611686018427387904 + observed_at_ms) FROM registry_records FINAL`); err != nil {
+				t.Fatal(err)
+			}
+		}
+		vs, err := s.Versions(ctx, "a/old", 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := "v2-latest"
+		if round > 0 {
+			want = "v1-latest" // sighted again in round 0
+		}
+		var latest []string
+		for _, v := range vs {
+			if round == 0 && !v.LastObservedAt.Equal(v.ObservedAt) {
+				t.Errorf("%s sighted %v..%v: an old row's last sighting is its first", v.ContentSHA256, v.ObservedAt, v.LastObservedAt)
+			}
+			if v.IsLatest {
+				latest = append(latest, v.ContentSHA256)
+			}
+		}
+		if strings.Join(latest, ",") != want {
+			t.Errorf("round %d: latest rows %v, want only %s", round, latest, want)
+		}
+		again := old[0]
+		again.ObservedAt = day(3)
+		if err := s.InsertRecords(ctx, []store.Record{again}); err != nil {
+			t.Fatal(err)
+		}
+		vs, _ = s.Versions(ctx, "a/old", 0)
+		for _, v := range vs {
+			if v.IsLatest != (v.ContentSHA256 == "v1-latest") {
+				t.Errorf("round %d: after v1 is latest again: %s latest=%v", round, v.ContentSHA256, v.IsLatest)
+			}
 		}
 		s.Close()
 	}

@@ -54,22 +54,36 @@ func (s *Store) AllLatest(ctx context.Context) ([]store.Record, error) {
 	return recs, nil
 }
 
-// versionSelect is recordSelect without the server object, which
-// AllVersions leaves empty.
-var versionSelect = strings.Join(recordCols[:len(recordCols)-1], ", ")
-
 // AllVersions calls fn for every stored record, by name then as Versions
-// orders them, while iterating the rows.
+// orders and serves them (the server object left empty), while iterating
+// the rows: one server's rows are held at a time, for store.ServeVersions.
 func (s *Store) AllVersions(ctx context.Context, fn func(store.Record) error) error {
+	var group []store.Record
+	flush := func() error {
+		for _, r := range store.ServeVersions(group) {
+			if err := fn(r); err != nil {
+				return err
+			}
+		}
+		group = group[:0]
+		return nil
+	}
 	err := s.query(ctx, func(rows *sql.Rows) error {
-		var r store.Record
-		if err := rows.Scan(&r.Name, &r.Version, &r.ContentSHA256, &r.Namespace, &r.ObservedAt, &r.SnapshotID,
-			&r.Status, &r.IsLatest, &r.PublishedAt, &r.UpdatedAt, &r.Description, &r.Title); err != nil {
+		r, err := scanHistory(rows, false)
+		if err != nil {
 			return err
 		}
-		r.ObservedAt, r.PublishedAt, r.UpdatedAt = r.ObservedAt.UTC(), r.PublishedAt.UTC(), r.UpdatedAt.UTC()
-		return fn(r)
-	}, `SELECT `+versionSelect+` FROM registry_records ORDER BY name, observed_at DESC, version DESC, content_sha256 DESC`)
+		if len(group) > 0 && group[0].Name != r.Name {
+			if err := flush(); err != nil {
+				return err
+			}
+		}
+		group = append(group, r)
+		return nil
+	}, fmt.Sprintf(historySelect, "NULL", ""))
+	if err == nil {
+		err = flush()
+	}
 	if err != nil {
 		return fmt.Errorf("duckdb: all versions: %w", err)
 	}

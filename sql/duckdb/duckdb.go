@@ -13,7 +13,8 @@
 //
 // Idempotency is done by primary keys and INSERT … ON CONFLICT DO UPDATE with
 // a WHERE clause that encodes the winner rule of sql/store (earliest
-// observation per record key, the greatest (observed_at, published_at,
+// observation per record key in registry_records and the latest in
+// registry_sightings, the greatest (observed_at, published_at,
 // version, content_sha256) per server for servers_latest, last write per id
 // for the other tables). A batch is first reduced with the same rule in Go
 // (store.ReduceRecords, store.LastByID), then written in one transaction
@@ -308,6 +309,8 @@ func contains(xs []string, x string) bool {
 var recordCols = []string{"name", "version", "content_sha256", "namespace", "observed_at", "snapshot_id",
 	"status", "is_latest", "published_at", "updated_at", "description", "title", "server"}
 
+var sightingCols = []string{"name", "version", "content_sha256", "last_observed_at"}
+
 func recordArgs(r store.Record) []any {
 	return []any{r.Name, r.Version, r.ContentSHA256, r.Namespace, store.Millis(r.ObservedAt), r.SnapshotID,
 		r.Status, r.IsLatest, store.Millis(r.PublishedAt), store.Millis(r.UpdatedAt), r.Description, r.Title, r.Server}
@@ -333,6 +336,8 @@ var (
 		setAll(recordCols, "name", "version", "content_sha256") +
 		" WHERE excluded.observed_at < registry_records.observed_at OR (excluded.observed_at = registry_records.observed_at AND " +
 		differs("registry_records", recordCols, "name", "version", "content_sha256", "observed_at") + ")"
+	sightingsConflict = "ON CONFLICT (name, version, content_sha256) DO UPDATE SET last_observed_at = excluded.last_observed_at" +
+		" WHERE excluded.last_observed_at > registry_sightings.last_observed_at"
 	latestConflict = "ON CONFLICT (name) DO UPDATE SET " + setAll(recordCols, "name") + ` WHERE
 		excluded.observed_at > servers_latest.observed_at OR (excluded.observed_at = servers_latest.observed_at AND (
 		excluded.published_at > servers_latest.published_at OR (excluded.published_at = servers_latest.published_at AND (
@@ -353,8 +358,12 @@ func (s *Store) InsertRecords(ctx context.Context, recs []store.Record) error {
 		return nil
 	}
 	rows, latest := store.ReduceRecords(recs)
+	sightings := mapArgs(store.LastSightings(recs), func(r store.Record) []any {
+		return []any{r.Name, r.Version, r.ContentSHA256, store.Millis(r.ObservedAt)}
+	})
 	err := s.write(ctx,
 		batch{"registry_records", recordCols, mapArgs(rows, recordArgs), recordsConflict},
+		batch{"registry_sightings", sightingCols, sightings, sightingsConflict},
 		batch{"servers_latest", recordCols, mapArgs(latest, recordArgs), latestConflict})
 	if err != nil {
 		return fmt.Errorf("duckdb: insert records: %w", err)
@@ -525,6 +534,7 @@ func scanRecords(rows *sql.Rows) ([]store.Record, error) {
 			return nil, err
 		}
 		r.ObservedAt, r.PublishedAt, r.UpdatedAt = r.ObservedAt.UTC(), r.PublishedAt.UTC(), r.UpdatedAt.UTC()
+		r.LastObservedAt = r.ObservedAt // the latest view's observation is its most recent
 		out = append(out, r)
 	}
 	return out, rows.Err()
@@ -571,20 +581,55 @@ func (s *Store) GetServer(ctx context.Context, name string) (store.ServerRow, er
 	return store.ServerRow{Record: recs[0]}, nil
 }
 
-// Versions returns a server's stored contents, newest observation first
-// (ties: version, then content hash, descending).
+// historySelect reads registry_records with each row's most recent
+// sighting (its first observation when registry_sightings has none), in
+// Versions' order; %s is the WHERE clause.
+const historySelect = `SELECT r.name, r.version, r.content_sha256, r.namespace, r.observed_at, r.snapshot_id, r.status,
+	r.is_latest, r.published_at, r.updated_at, r.description, r.title, %s,
+	greatest(coalesce(g.last_observed_at, r.observed_at), r.observed_at)
+	FROM registry_records r LEFT JOIN registry_sightings g USING (name, version, content_sha256)
+	%s ORDER BY r.name, r.observed_at DESC, r.version DESC, r.content_sha256 DESC`
+
+func scanHistory(rows *sql.Rows, withServer bool) (store.Record, error) {
+	var r store.Record
+	var server any = &r.Server
+	if !withServer {
+		server = new(any)
+	}
+	if err := rows.Scan(&r.Name, &r.Version, &r.ContentSHA256, &r.Namespace, &r.ObservedAt, &r.SnapshotID,
+		&r.Status, &r.IsLatest, &r.PublishedAt, &r.UpdatedAt, &r.Description, &r.Title, server, &r.LastObservedAt); err != nil {
+		return r, err
+	}
+	r.ObservedAt, r.LastObservedAt = r.ObservedAt.UTC(), r.LastObservedAt.UTC()
+	r.PublishedAt, r.UpdatedAt = r.PublishedAt.UTC(), r.UpdatedAt.UTC()
+	return r, nil
+}
+
+// VersionHistory returns a server's stored contents as sighted, newest
+// first observation first (ties: version, then content hash, descending).
+func (s *Store) VersionHistory(ctx context.Context, name string) ([]store.Record, error) {
+	var out []store.Record
+	err := s.query(ctx, func(rows *sql.Rows) error {
+		r, err := scanHistory(rows, true)
+		out = append(out, r)
+		return err
+	}, fmt.Sprintf(historySelect, "r.server", "WHERE r.name = ?")+` LIMIT ?`, name, store.MaxEventLimit)
+	if err != nil {
+		return nil, fmt.Errorf("duckdb: version history of %q: %w", name, err)
+	}
+	return out, nil
+}
+
+// Versions returns a server's stored contents in VersionHistory's order,
+// with the flags served from each version's most recent sighting
+// (store.ServeVersions).
 func (s *Store) Versions(ctx context.Context, name string, limit int) ([]store.Record, error) {
-	rows, err := s.db.QueryContext(ctx, `SELECT `+recordSelect+` FROM registry_records WHERE name = ?
-		ORDER BY observed_at DESC, version DESC, content_sha256 DESC LIMIT ?`,
-		name, store.ClampLimit(limit, store.MaxEventLimit))
+	hist, err := s.VersionHistory(ctx, name)
 	if err != nil {
-		return nil, fmt.Errorf("duckdb: versions of %q: %w", name, err)
+		return nil, err
 	}
-	recs, err := scanRecords(rows)
-	if err != nil {
-		return nil, fmt.Errorf("duckdb: versions of %q: %w", name, err)
-	}
-	return recs, nil
+	out := store.ServeVersions(hist)
+	return out[:min(len(out), store.ClampLimit(limit, store.MaxEventLimit))], nil
 }
 
 // Events returns drift events oldest first (ties by id).

@@ -5,6 +5,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"go.uber.org/zap/zaptest"
 
@@ -102,6 +103,75 @@ func TestUpgradeFrom0008(t *testing.T) {
 		recs, err := s.PublicationRecords(ctx, "p-old")
 		if err != nil || len(recs) != 2 || recs[0].LeafHash != "" || recs[0].Band != "C" {
 			t.Errorf("round %d: PublicationRecords = %+v, %v", round, recs, err)
+		}
+		s.Close()
+	}
+}
+
+func TestAdmin(t *testing.T) { storetest.RunAdmin(t, storetest.TempFile(Open, "forum.duckdb")) }
+
+// TestUpgradeFrom0009: a store left before 0011_registry_sightings, holding
+// an old latest version demoted by the crawl that published the next one
+// (two rows of the old version), upgrades in place: every row is sighted at
+// its first observation, Versions serves one latest version, new sightings
+// count, and migrating again changes nothing.
+func TestUpgradeFrom0009(t *testing.T) {
+	ctx := context.Background()
+	path := filepath.Join(t.TempDir(), "old.duckdb")
+	s, err := Open(ctx, path, zaptest.NewLogger(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.migrate(ctx, 9); err != nil {
+		t.Fatalf("migrate to 0009: %v", err)
+	}
+	for _, r := range [][]any{{"1.0.0", "v1-latest", "2025-03-01", true}, {"1.0.0", "v1-demoted", "2025-03-02", false}, {"2.0.0", "v2-latest", "2025-03-02", true}} {
+		if _, err := s.db.ExecContext(ctx, `INSERT INTO registry_records (`+recordSelect+`)
+			VALUES ('a/old', ?, ?, 'a', CAST(? AS TIMESTAMP), 's', 'active', ?, TIMESTAMP '2025-01-01', TIMESTAMP '2025-01-01', '', '', '{}')`,
+			r[0], r[1], r[2], r[3]); err != nil {
+			t.Fatalf("insert an old row: %v", err)
+		}
+	}
+	s.Close()
+	for round := range 2 {
+		s, err := Open(ctx, path, zaptest.NewLogger(t))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := s.Migrate(ctx); err != nil {
+			t.Fatalf("round %d: Migrate: %v", round, err)
+		}
+		vs, err := s.Versions(ctx, "a/old", 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var latest []string
+		for _, v := range vs {
+			if !v.LastObservedAt.Equal(v.ObservedAt) && round == 0 {
+				t.Errorf("%s sighted %v..%v: an old row's last sighting is its first", v.ContentSHA256, v.ObservedAt, v.LastObservedAt)
+			}
+			if v.IsLatest {
+				latest = append(latest, v.ContentSHA256)
+			}
+		}
+		want := "v2-latest"
+		if round > 0 {
+			want = "v1-latest" // sighted again in round 0
+		}
+		if strings.Join(latest, ",") != want {
+			t.Errorf("round %d: latest rows %v, want only %s", round, latest, want)
+		}
+		// A later sighting of the old content counts.
+		again := store.Record{Name: "a/old", Version: "1.0.0", Namespace: "a", ContentSHA256: "v1-latest", Status: "active", IsLatest: true,
+			ObservedAt: time.Date(2025, 3, 3, 0, 0, 0, 0, time.UTC), Server: "{}"}
+		if err := s.InsertRecords(ctx, []store.Record{again}); err != nil {
+			t.Fatal(err)
+		}
+		vs, _ = s.Versions(ctx, "a/old", 0)
+		for _, v := range vs {
+			if v.IsLatest != (v.ContentSHA256 == "v1-latest") {
+				t.Errorf("round %d: after v1 is latest again: %s latest=%v", round, v.ContentSHA256, v.IsLatest)
+			}
 		}
 		s.Close()
 	}

@@ -651,7 +651,19 @@ func TestExamplesClickHouse(t *testing.T) {
 		t.Fatalf("Open(%s): %v", dsn, err)
 	}
 	defer s.Close()
+	// No merges until the fixture is dumped: each insert stays a part, so
+	// the dump can replay the inserts in order (chdb_fixture_test.go).
+	if err := s.Migrate(context.Background()); err != nil {
+		t.Fatalf("Migrate: %v", err)
+	}
+	if err := admin.Exec(context.Background(), "SYSTEM STOP MERGES"); err != nil {
+		t.Fatalf("stop merges: %v", err)
+	}
 	load(t, s)
+	checkFixture(t, admin, db)
+	if err := admin.Exec(context.Background(), "SYSTEM START MERGES"); err != nil {
+		t.Fatalf("start merges: %v", err)
+	}
 	t.Run("unmerged", func(t *testing.T) { runExamples(t, s) })
 	if err := s.Optimize(context.Background()); err != nil {
 		t.Fatalf("Optimize: %v", err)

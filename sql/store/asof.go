@@ -9,13 +9,15 @@ import (
 // AsOfReader is what LatestAsOf reads.
 type AsOfReader interface {
 	ListServers(ctx context.Context, q ListQuery) ([]ServerRow, error)
-	Versions(ctx context.Context, name string, limit int) ([]Record, error)
+	VersionHistory(ctx context.Context, name string) ([]Record, error)
 }
 
 // LatestAsOf calls fn with every server's latest entry as of asOf, by name:
 // the latest view, except that a server whose latest content was observed
-// after asOf gets the latest-view rule (NewerLatest) applied to its
-// versions observed by asOf, and one not listed yet at asOf is left out.
+// after asOf gets the latest-view rule applied to its versions as they
+// were sighted by asOf (LatestOfHistory: a version demoted by a sighting
+// after asOf is still latest at asOf, one demoted before is not), and one
+// not listed yet at asOf is left out.
 // presentOnly leaves out servers not re-observed at asOf exactly: set it for
 // a full, non-partial snapshot, which re-observes every listed server, so
 // one last seen before it is gone. Both the scorer and the provenance
@@ -53,21 +55,12 @@ func LatestAsOf(ctx context.Context, r AsOfReader, asOf time.Time, presentOnly b
 	}
 }
 
-// latestOf is the latest-view rule applied to the versions observed by asOf.
+// latestOf is the latest-view rule applied to the versions as sighted by asOf.
 func latestOf(ctx context.Context, r AsOfReader, name string, asOf time.Time) (Record, bool, error) {
-	vers, err := r.Versions(ctx, name, MaxEventLimit)
+	hist, err := r.VersionHistory(ctx, name)
 	if err != nil {
 		return Record{}, false, fmt.Errorf("versions of %s: %w", name, err)
 	}
-	var best Record
-	found := false
-	for _, v := range vers {
-		if !v.IsLatest || v.ObservedAt.After(asOf) {
-			continue
-		}
-		if !found || NewerLatest(v, best) {
-			best, found = v, true
-		}
-	}
-	return best, found, nil
+	rec, ok := LatestOfHistory(hist, asOf)
+	return rec, ok, nil
 }

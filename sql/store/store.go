@@ -41,10 +41,11 @@ type Store interface {
 	Close() error
 
 	// InsertRecords stores registry observations. A record's row is keyed by
-	// (name, version, content_sha256) and keeps the earliest ObservedAt.
-	// Records whose Meta.IsLatest is true also update the latest view of
-	// their server when their ObservedAt is not older than what it holds
-	// (ties broken by PublishedAt, then Version).
+	// (name, version, content_sha256) and keeps the earliest ObservedAt; the
+	// latest ObservedAt of the key is kept beside it (registry_sightings,
+	// read as LastObservedAt). Records whose Meta.IsLatest is true also
+	// update the latest view of their server when their ObservedAt is not
+	// older than what it holds (ties broken by PublishedAt, then Version).
 	InsertRecords(ctx context.Context, recs []Record) error
 	InsertEvents(ctx context.Context, evs []schema.DriftEvent) error
 	InsertSnapshots(ctx context.Context, snaps []schema.SnapshotSummary) error
@@ -59,8 +60,15 @@ type Store interface {
 	// GetServer returns the latest entry of one server, or ErrNotFound.
 	GetServer(ctx context.Context, name string) (ServerRow, error)
 	// Versions returns every distinct stored content of a server's versions,
-	// newest observation first, at most limit rows.
+	// newest observation first, at most limit rows, with the flags served
+	// from each version's most recent sighting (ServeVersions): a version
+	// demoted by a later sighting is not latest, and at most one row is.
 	Versions(ctx context.Context, name string, limit int) ([]Record, error)
+	// VersionHistory returns every stored content of a server's versions as
+	// it was sighted (its own flags, ObservedAt and LastObservedAt), in
+	// Versions' order, at most MaxEventLimit rows: what the as-of rule
+	// (LatestOfHistory) reads.
+	VersionHistory(ctx context.Context, name string) ([]Record, error)
 	// Events returns drift events, oldest first, filtered by q.
 	Events(ctx context.Context, q EventQuery) ([]schema.DriftEvent, error)
 	// EventCounts returns the number of stored drift events per kind.
@@ -73,7 +81,8 @@ type Store interface {
 	Counts(ctx context.Context) (map[string]int64, error)
 
 	// InsertHealthChecks stores probe results, keyed by ID (last write wins).
-	// IDs are probe.CheckID(server, url, observed_at); ClickHouse keys rows
+	// IDs are probe.CheckID(server, url, scheduled slot), so a redelivered
+	// probe rewrites its ID with a later ObservedAt; ClickHouse keys rows
 	// by (server, remote_url, observed_at, id), so an ID rewritten under
 	// another server is not supported there (within a server it is).
 	InsertHealthChecks(ctx context.Context, checks []HealthCheck) error
@@ -120,32 +129,37 @@ type Record struct {
 	Namespace     string
 	ContentSHA256 string
 	ObservedAt    time.Time // earliest observation of this content
-	SnapshotID    string    // the snapshot that first carried it
-	Status        string    // active|deprecated|deleted
-	IsLatest      bool
-	PublishedAt   time.Time // zero when the registry did not say
-	UpdatedAt     time.Time
-	Description   string
-	Title         string
-	Server        string // the server object as JSON (schema.Entry.Raw)
+	// LastObservedAt is the most recent observation of this content (not
+	// before ObservedAt). In the latest view it equals ObservedAt, which
+	// there is the winning content's most recent observation.
+	LastObservedAt time.Time
+	SnapshotID     string // the snapshot that first carried it
+	Status         string // active|deprecated|deleted
+	IsLatest       bool
+	PublishedAt    time.Time // zero when the registry did not say
+	UpdatedAt      time.Time
+	Description    string
+	Title          string
+	Server         string // the server object as JSON (schema.Entry.Raw)
 }
 
 // RecordFromEntry builds the row for an entry observed in a snapshot.
 func RecordFromEntry(e *schema.Entry, snapshotID string, observedAt time.Time) Record {
 	return Record{
-		Name:          e.Server.Name,
-		Version:       e.Server.Version,
-		Namespace:     e.Namespace(),
-		ContentSHA256: e.ContentSHA256,
-		ObservedAt:    observedAt.UTC(),
-		SnapshotID:    snapshotID,
-		Status:        e.Status(),
-		IsLatest:      e.Meta.IsLatest,
-		PublishedAt:   e.Meta.PublishedAt.UTC(),
-		UpdatedAt:     e.Meta.UpdatedAt.UTC(),
-		Description:   e.Server.Description,
-		Title:         e.Server.Title,
-		Server:        string(e.Raw),
+		Name:           e.Server.Name,
+		Version:        e.Server.Version,
+		Namespace:      e.Namespace(),
+		ContentSHA256:  e.ContentSHA256,
+		ObservedAt:     observedAt.UTC(),
+		LastObservedAt: observedAt.UTC(),
+		SnapshotID:     snapshotID,
+		Status:         e.Status(),
+		IsLatest:       e.Meta.IsLatest,
+		PublishedAt:    e.Meta.PublishedAt.UTC(),
+		UpdatedAt:      e.Meta.UpdatedAt.UTC(),
+		Description:    e.Server.Description,
+		Title:          e.Server.Title,
+		Server:         string(e.Raw),
 	}
 }
 
@@ -173,7 +187,7 @@ type EventQuery struct {
 const (
 	DefaultLimit  = 100   // a non-positive limit means this
 	MaxListLimit  = 1000  // ListServers
-	MaxEventLimit = 10000 // Events, Versions, DLQ
+	MaxEventLimit = 10000 // Events, Versions, VersionHistory, DLQ
 )
 
 // ClampLimit returns n bounded to 1..max, with DefaultLimit (or max, when

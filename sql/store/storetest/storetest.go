@@ -9,7 +9,7 @@
 // tie-breaking, last write per id), paging and filters, counts, ErrNotFound,
 // and the health history (HealthChecks, LatestHealth). RunRestart checks
 // that what was written survives closing and reopening the store; RunTrust,
-// RunIncidents, RunReview, RunProvenance, RunHealthBulk, RunResults
+// RunIncidents, RunReview, RunAdmin, RunProvenance, RunHealthBulk, RunResults
 // (store.ResultStore and the views of its tables) and RunBulk
 // (store.BulkReader) cover the other interfaces.
 //
@@ -51,6 +51,8 @@ func Run(t *testing.T, open func(t *testing.T) store.Store) {
 		{"ListServersPaging", testListServersPaging},
 		{"NotFound", testNotFound},
 		{"Versions", testVersions},
+		{"VersionFlags", testVersionFlags},
+		{"VersionFlagsReversed", testVersionFlagsReversed},
 		{"Events", testEvents},
 		{"EventLastWriteWins", testEventLastWriteWins},
 		{"Snapshots", testSnapshots},
@@ -111,10 +113,22 @@ func rec(name, version, sha string, observed time.Time, latest bool) store.Recor
 	}
 }
 
-// norm is what a read must return for a written record.
+// norm is what a read must return for a written record. A record observed
+// once was last observed then too (LastObservedAt); tests of records
+// observed again set it themselves.
 func norm(r store.Record) store.Record {
 	r.ObservedAt, r.PublishedAt, r.UpdatedAt = store.Millis(r.ObservedAt), store.Millis(r.PublishedAt), store.Millis(r.UpdatedAt)
+	if r.LastObservedAt.IsZero() {
+		r.LastObservedAt = r.ObservedAt
+	}
+	r.LastObservedAt = store.Millis(r.LastObservedAt)
 	return r
+}
+
+// seen is what a read returns for a record observed again, last at last.
+func seen(r store.Record, last time.Time) store.Record {
+	r.LastObservedAt = last
+	return norm(r)
 }
 
 func normAll(rs []store.Record) []store.Record {
@@ -354,13 +368,14 @@ func testEarliestObserved(t *testing.T, s store.Store) {
 	insertRecords(t, s, late)
 	insertRecords(t, s, early)
 	insertRecords(t, s, rec("a/x", "1", "h", at(3*time.Hour), false))
-	equal(t, "separate batches", versions(t, s, "a/x"), []store.Record{norm(early)})
+	// The row keeps its earliest observation and its latest one.
+	equal(t, "separate batches", versions(t, s, "a/x"), []store.Record{seen(early, at(3*time.Hour))})
 
 	// Within one batch, in either order.
 	b1 := rec("b/y", "1", "h", at(2*time.Hour), false)
 	b0 := rec("b/y", "1", "h", at(time.Hour), false)
 	insertRecords(t, s, b1, b0, b1)
-	equal(t, "one batch", versions(t, s, "b/y"), []store.Record{norm(b0)})
+	equal(t, "one batch", versions(t, s, "b/y"), []store.Record{seen(b0, b1.ObservedAt)})
 
 	// Same content, same ms, different snapshots: the later write wins.
 	c1 := rec("c/z", "1", "h", at(time.Hour), false)
@@ -374,10 +389,10 @@ func testEarliestObserved(t *testing.T, s store.Store) {
 	// A new content of the same version is a new row.
 	d := rec("a/x", "1", "h-changed", at(4*time.Hour), false)
 	insertRecords(t, s, d)
-	equal(t, "new content", versions(t, s, "a/x"), []store.Record{norm(d), norm(early)})
+	equal(t, "new content", versions(t, s, "a/x"), []store.Record{norm(d), seen(early, at(3*time.Hour))})
 	equal(t, "registry_records count", counts(t, s)["registry_records"], int64(4))
 	optimize(t, s)
-	equal(t, "after optimize", versions(t, s, "a/x"), []store.Record{norm(d), norm(early)})
+	equal(t, "after optimize", versions(t, s, "a/x"), []store.Record{norm(d), seen(early, at(3*time.Hour))})
 	equal(t, "tie after optimize", versions(t, s, "c/z"), []store.Record{norm(c2)})
 }
 
@@ -586,6 +601,123 @@ func testVersions(t *testing.T, s store.Store) {
 	equal(t, "Versions limit 2", got, want[:2])
 	optimize(t, s)
 	equal(t, "Versions after optimize", versions(t, s, "a/v"), want)
+}
+
+// testVersionFlags: a version's flags come from its most recent sighting.
+// An incremental crawl re-observes the old latest with isLatest=false (a new
+// row, since the content hash covers the flag) beside the new latest; later
+// the old version becomes latest again (re-sighted with the content it was
+// first seen with) and the newer one is deprecated. Versions never shows two
+// latest versions, agrees with the latest view, and the as-of rule
+// (LatestAsOf) gives what was latest at each time — whatever the batching,
+// the arrival order and the merges.
+func testVersionFlags(t *testing.T, s store.Store) {
+	const name = "io.github.acme/flags"
+	t0, t1, t2, t3 := at(0), at(24*time.Hour), at(48*time.Hour), at(72*time.Hour)
+	v := func(version, sha string, observed time.Time, latest bool, status string) store.Record {
+		r := rec(name, version, sha, observed, latest)
+		r.PublishedAt = map[string]time.Time{"1.0.0": at(-time.Hour), "2.0.0": at(23 * time.Hour)}[version]
+		r.Status = status
+		return r
+	}
+	crawls := [][]store.Record{
+		{v("1.0.0", "v1-latest", t0, true, "active")},
+		{v("1.0.0", "v1-demoted", t1, false, "active"), v("2.0.0", "v2-latest", t1, true, "active")},
+		{v("1.0.0", "v1-latest", t2, true, "active"), v("2.0.0", "v2-deprecated", t2, false, "deprecated")},
+		{v("1.0.0", "v1-latest", t3, true, "active"), v("2.0.0", "v2-deprecated", t3, false, "deprecated")}, // unchanged
+	}
+	type want struct {
+		latest   string            // the version served as latest ("" for none)
+		statuses map[string]string // version -> status served on each of its rows
+	}
+	check := func(phase string, upTo int, w want) {
+		t.Helper()
+		vs := versions(t, s, name)
+		latest := []string{}
+		for _, r := range vs {
+			if r.IsLatest {
+				latest = append(latest, r.Version+"/"+r.ContentSHA256)
+			}
+			if st := w.statuses[r.Version]; st != "" && r.Status != st {
+				t.Errorf("%s: %s/%s status %q, want %q (the version's most recent sighting)", phase, r.Version, r.ContentSHA256, r.Status, st)
+			}
+		}
+		if len(latest) != 1 || !strings.HasPrefix(latest[0], w.latest+"/") {
+			t.Errorf("%s: Versions marks %v latest, want only %s", phase, latest, w.latest)
+		}
+		if got := getServer(t, s, name).Version; got != w.latest {
+			t.Errorf("%s: the latest view serves %s, Versions %s", phase, got, w.latest)
+		}
+		// The as-of rule at each crawl and between them.
+		asOf := []struct {
+			t    time.Time
+			want string
+		}{{t0, "1.0.0"}, {t0.Add(time.Hour), "1.0.0"}, {t1, "2.0.0"}, {t1.Add(time.Hour), "2.0.0"}, {t2, "1.0.0"},
+			{t2.Add(time.Hour), "1.0.0"}, {t3, "1.0.0"}}
+		for _, a := range asOf[:2*upTo+1] {
+			got := ""
+			must(t, "LatestAsOf", store.LatestAsOf(ctx(t), s, a.t, false, func(r store.Record) error {
+				if r.Name == name {
+					got = r.Version
+				}
+				return nil
+			}))
+			if got != a.want {
+				t.Errorf("%s: latest as of %s is %q, want %s", phase, a.t.UTC().Format(time.RFC3339), got, a.want)
+			}
+		}
+	}
+	// Crawl by crawl.
+	insertRecords(t, s, crawls[0]...)
+	check("first crawl", 0, want{"1.0.0", map[string]string{"1.0.0": "active"}})
+	insertRecords(t, s, crawls[1]...)
+	after1 := want{"2.0.0", map[string]string{"1.0.0": "active", "2.0.0": "active"}}
+	check("incremental crawl: new latest", 1, after1)
+	optimize(t, s)
+	check("new latest, after optimize", 1, after1)
+	insertRecords(t, s, crawls[2]...)
+	after2 := want{"1.0.0", map[string]string{"1.0.0": "active", "2.0.0": "deprecated"}}
+	check("old version latest again", 2, after2)
+	optimize(t, s)
+	check("latest again, after optimize", 2, after2)
+	insertRecords(t, s, crawls[3]...)
+	check("re-observed unchanged", 3, after2)
+	insertRecords(t, s, append(append(append(append([]store.Record{}, crawls[0]...), crawls[1]...), crawls[2]...), crawls[3]...)...)
+	check("replayed in one batch", 3, after2)
+	// The v1 content first seen at t0 was last seen at t3.
+	for _, r := range versions(t, s, name) {
+		if r.ContentSHA256 == "v1-latest" && (!r.ObservedAt.Equal(store.Millis(t0)) || !r.LastObservedAt.Equal(store.Millis(t3))) {
+			t.Errorf("v1-latest sighted %v..%v, want %v..%v", r.ObservedAt, r.LastObservedAt, store.Millis(t0), store.Millis(t3))
+		}
+	}
+}
+
+// testVersionFlagsReversed is testVersionFlags' end state written in
+// reverse (a late redelivery of older crawls): the same reads.
+func testVersionFlagsReversed(t *testing.T, s store.Store) {
+	const name = "io.github.acme/flags"
+	t0, t1, t2 := at(0), at(24*time.Hour), at(48*time.Hour)
+	v := func(version, sha string, observed time.Time, latest bool) store.Record {
+		r := rec(name, version, sha, observed, latest)
+		r.PublishedAt = map[string]time.Time{"1.0.0": at(-time.Hour), "2.0.0": at(23 * time.Hour)}[version]
+		return r
+	}
+	insertRecords(t, s, v("1.0.0", "v1-latest", t2, true), v("2.0.0", "v2-demoted", t2, false))
+	insertRecords(t, s, v("1.0.0", "v1-demoted", t1, false), v("2.0.0", "v2-latest", t1, true))
+	insertRecords(t, s, v("1.0.0", "v1-latest", t0, true))
+	for _, phase := range []string{"written newest first", "after optimize"} {
+		n, latest := 0, ""
+		for _, r := range versions(t, s, name) {
+			if r.IsLatest {
+				n++
+				latest = r.Version + "/" + r.ContentSHA256
+			}
+		}
+		if n != 1 || latest != "1.0.0/v1-latest" {
+			t.Errorf("%s: %d latest rows (%s), want only 1.0.0/v1-latest", phase, n, latest)
+		}
+		optimize(t, s)
+	}
 }
 
 func ev(id, server, kind string, t time.Time) schema.DriftEvent {
