@@ -16,13 +16,15 @@ import (
 	"github.com/forum-mcp/forum/schema"
 )
 
-// Measure is one timed run: wall time and what the Go heap allocated.
+// Measure is one timed run: wall time, CPU time and what the Go heap
+// allocated.
 type Measure struct {
 	Wall    time.Duration
-	Bytes   uint64 // bytes allocated (TotalAlloc delta)
-	Allocs  uint64 // heap objects allocated (Mallocs delta)
-	Records int    // records decoded (both files)
-	Events  int    // drift events (end-to-end arms)
+	CPU     time.Duration // user+system CPU of the whole process during the run (on a shared box, less noisy than wall)
+	Bytes   uint64        // bytes allocated (TotalAlloc delta)
+	Allocs  uint64        // heap objects allocated (Mallocs delta)
+	Records int           // records decoded (both files)
+	Events  int           // drift events (end-to-end arms)
 }
 
 // Measured runs f after a GC and returns its wall time and allocations.
@@ -30,11 +32,13 @@ func Measured(f func() (records, events int, err error)) (Measure, error) {
 	runtime.GC()
 	var a, b runtime.MemStats
 	runtime.ReadMemStats(&a)
+	c0 := processCPU()
 	t0 := time.Now()
 	recs, evs, err := f()
 	wall := time.Since(t0)
+	cpu := processCPU() - c0
 	runtime.ReadMemStats(&b)
-	return Measure{Wall: wall, Bytes: b.TotalAlloc - a.TotalAlloc, Allocs: b.Mallocs - a.Mallocs, Records: recs, Events: evs}, err
+	return Measure{Wall: wall, CPU: cpu, Bytes: b.TotalAlloc - a.TotalAlloc, Allocs: b.Mallocs - a.Mallocs, Records: recs, Events: evs}, err
 }
 
 // Arm is one way of doing (part of) the job.

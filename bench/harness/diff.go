@@ -26,7 +26,7 @@ func benchDiff(ctx context.Context, c Config, oldP, newP string) (Section, error
 		sizes += st.Size()
 	}
 	// Python first (it needs ~1.3 GB while it runs; Go's heap is small then).
-	pyOut, pyWall, pyRSS, err := runPython(ctx, c.Python, "bench/baselines/diff.py", oldP, newP)
+	pyOut, pyWall, pyRSS, pyCPU, err := runPython(ctx, c.Python, "bench/baselines/diff.py", oldP, newP)
 	if err != nil {
 		return sec, err
 	}
@@ -44,7 +44,7 @@ func benchDiff(ctx context.Context, c Config, oldP, newP string) (Section, error
 	var b strings.Builder
 	fmt.Fprintf(&b, "Inputs: `%s` and `%s` (%.1f MB together), day 0 and day 1 of the generated registry. Each arm runs %d times in this process after a GC; the best wall time is shown, with the Go heap bytes and objects allocated in that run. GOMAXPROCS %d.\n\n",
 		oldP, newP, float64(sizes)/1e6, c.Runs, runtime.GOMAXPROCS(0))
-	b.WriteString("| arm | what | wall | MB/s | alloc MB | allocs | records | events |\n|---|---|---:|---:|---:|---:|---:|---:|\n")
+	b.WriteString("| arm | what | wall | CPU | MB/s | alloc MB | allocs | records | events |\n|---|---|---:|---:|---:|---:|---:|---:|---:|\n")
 	best := map[string]diffbench.Measure{}
 	for _, arm := range diffbench.Arms() {
 		var runs []diffbench.Measure
@@ -57,15 +57,15 @@ func benchDiff(ctx context.Context, c Config, oldP, newP string) (Section, error
 		}
 		m := diffbench.Best(runs)
 		best[arm.Name] = m
-		fmt.Fprintf(&b, "| %s | %s | %s | %.0f | %.0f | %d | %d | %d |\n", arm.Name, arm.What, ms(m.Wall), float64(sizes)/1e6/m.Wall.Seconds(),
+		fmt.Fprintf(&b, "| %s | %s | %s | %s | %.0f | %.0f | %d | %d | %d |\n", arm.Name, arm.What, ms(m.Wall), ms(m.CPU), float64(sizes)/1e6/m.Wall.Seconds(),
 			float64(m.Bytes)/1e6, m.Allocs, m.Records, m.Events)
 	}
 	dOnly, counts, err := diffbench.DiffOnly(oldP, newP)
 	if err != nil {
 		return sec, err
 	}
-	fmt.Fprintf(&b, "| diff only | differ.Diff(empty, old) + Diff(known, new) on decoded entries | %s | | %.0f | %d | %d | %d |\n", ms(dOnly.Wall), float64(dOnly.Bytes)/1e6, dOnly.Allocs, dOnly.Records, dOnly.Events)
-	fmt.Fprintf(&b, "| **Python baseline** | `%s bench/baselines/diff.py OLD NEW` (json.loads + dicts): whole process | %s | %.0f | | | | %d |\n\n", c.Python, ms(pyWall), float64(sizes)/1e6/pyWall.Seconds(), py.Events)
+	fmt.Fprintf(&b, "| diff only | differ.Diff(empty, old) + Diff(known, new) on decoded entries | %s | %s | | %.0f | %d | %d | %d |\n", ms(dOnly.Wall), ms(dOnly.CPU), float64(dOnly.Bytes)/1e6, dOnly.Allocs, dOnly.Records, dOnly.Events)
+	fmt.Fprintf(&b, "| **Python baseline** | `%s bench/baselines/diff.py OLD NEW` (json.loads + dicts): whole process | %s | %s | %.0f | | | | %d |\n\n", c.Python, ms(pyWall), ms(pyCPU), float64(sizes)/1e6/pyWall.Seconds(), py.Events)
 	fmt.Fprintf(&b, "Python inside the process: load %.2f s, diff %.2f s, total %.2f s (the rest of the wall time is interpreter start and freeing ~%.1f GB of objects at exit); peak RSS %.0f MB.\n\n", py.LoadS, py.DiffS, py.TotalS, float64(pyRSS)/1e9, float64(pyRSS)/1e6)
 	same := "identical"
 	if fmtCounts(counts) != fmtCounts(py.Counts) {
@@ -81,7 +81,11 @@ func benchDiff(ctx context.Context, c Config, oldP, newP string) (Section, error
 	pyT := pyWall.Seconds()
 	pyIn := py.TotalS
 	ratio := func(m diffbench.Measure) string {
-		return fmt.Sprintf("%.1f× Python (%.1f× its in-process time)", pyT/m.Wall.Seconds(), pyIn/m.Wall.Seconds())
+		r := fmt.Sprintf("%.1f× Python (%.1f× its in-process time", pyT/m.Wall.Seconds(), pyIn/m.Wall.Seconds())
+		if m.CPU > 0 && pyCPU > 0 {
+			r += fmt.Sprintf("; %.1f× its CPU time", pyCPU.Seconds()/m.CPU.Seconds())
+		}
+		return r + ")"
 	}
 	fmt.Fprintf(&b, "Ratios (same run): forum %s; the reference path (forum before the fast path) %s. Decoding alone: forum %s, the reference %s (%.1f× faster), %.0f× fewer allocations end to end (%d vs %d). Against the Go floors: forum's end to end is %.2f× encoding/json into the minimal struct (%s), %.2f× goccy/go-json into it (%s), %.1f× reading the files (%s); diff alone takes %s.\n\n",
 		ratio(forum), ratio(ref), ms(decF.Wall), ms(decR.Wall), decR.Wall.Seconds()/decF.Wall.Seconds(),
@@ -104,8 +108,8 @@ func benchDiff(ctx context.Context, c Config, oldP, newP string) (Section, error
 		return "missed"
 	}
 	sec.Summary = []string{
-		fmt.Sprintf("| 1. diff 2×170k snapshots, e2e, forum (LoadSnapshotFile fast path + Diff) | %s, %.0f MB alloc, %d allocs | Python %s | **%.1f×** | < 1 s and ≥ 10×: %s |", ms(forum.Wall), float64(forum.Bytes)/1e6, forum.Allocs, ms(pyWall), pyT/forum.Wall.Seconds(), target(forum)),
-		fmt.Sprintf("| 1. same, reference path (json.Decoder + ParseEntry: forum before) | %s, %.0f MB alloc, %d allocs | Python %s | **%.1f×** | — |", ms(ref.Wall), float64(ref.Bytes)/1e6, ref.Allocs, ms(pyWall), pyT/ref.Wall.Seconds()),
+		fmt.Sprintf("| 1. diff 2×170k snapshots, e2e, forum (LoadSnapshotFile fast path + Diff) | %s (CPU %s), %.0f MB alloc, %d allocs | Python %s | **%.1f×** | < 1 s and ≥ 10×: %s |", ms(forum.Wall), ms(forum.CPU), float64(forum.Bytes)/1e6, forum.Allocs, ms(pyWall), pyT/forum.Wall.Seconds(), target(forum)),
+		fmt.Sprintf("| 1. same, reference path (json.Decoder + ParseEntry: forum before) | %s (CPU %s), %.0f MB alloc, %d allocs | Python %s | **%.1f×** | — |", ms(ref.Wall), ms(ref.CPU), float64(ref.Bytes)/1e6, ref.Allocs, ms(pyWall), pyT/ref.Wall.Seconds()),
 		fmt.Sprintf("| 1. floor: encoding/json → minimal struct (both files) | %s | forum %s | forum = %.2f× floor | — |", ms(floorMin.Wall), ms(forum.Wall), forum.Wall.Seconds()/floorMin.Wall.Seconds()),
 	}
 	sec.Body = b.String()

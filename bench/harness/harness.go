@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"github.com/forum-mcp/forum/bench/corpus"
+	"github.com/forum-mcp/forum/ingest/probe"
 )
 
 // Config is what a harness run does.
@@ -38,7 +39,12 @@ type Config struct {
 	PipelineDays    int
 	PipelineRemotes int
 	PipelineArms    string // comma-separated subset of floor,embedded,clickhouse,sink; empty: all
-	Command         string
+	// Benchmark 5: go-sdk endpoints served, probes in flight, the loopback
+	// listeners they are spread over (hosts, for the per-host limit), tools
+	// per endpoint, and the prober's per-host limit (the SDK client's idle
+	// connections per host).
+	ProbeN, ProbeC, ProbeListeners, ProbeTools, ProbePerHost int
+	Command                                                  string
 }
 
 // Section is one benchmark's part of RESULTS.md.
@@ -49,8 +55,13 @@ type Section struct {
 	Body    string
 }
 
-// Main parses args (without the program name) and runs the harness.
+// Main parses args (without the program name) and runs the harness. In a
+// child process started by benchmark 5 (probeArmEnv set) it runs that
+// arm instead.
 func Main(ctx context.Context, args []string, command string) error {
+	if arm := os.Getenv(probeArmEnv); arm != "" {
+		return runProbeArm(ctx, arm)
+	}
 	fs := flag.NewFlagSet("bench", flag.ContinueOnError)
 	var c Config
 	fs.StringVar(&c.Dir, "dir", filepath.Join(os.TempDir(), "forum-bench"), "generated corpus directory (bench/gen output; generated when missing)")
@@ -65,6 +76,11 @@ func Main(ctx context.Context, args []string, command string) error {
 	fs.IntVar(&c.PipelineDays, "pipeline-days", 1, "pipeline benchmark: days of generated history (the issue's month: 30)")
 	fs.IntVar(&c.PipelineRemotes, "pipeline-remotes", 21_000, "pipeline benchmark: remotes probed hourly")
 	fs.StringVar(&c.PipelineArms, "pipeline-arms", "", "pipeline benchmark: arms to run, of floor,embedded,clickhouse,sink (empty: all)")
+	fs.IntVar(&c.ProbeN, "probe-n", 2000, "prober benchmark: go-sdk MCP endpoints served (and probes per arm)")
+	fs.IntVar(&c.ProbeC, "probe-c", 64, "prober benchmark: probes in flight")
+	fs.IntVar(&c.ProbeListeners, "probe-listeners", 32, "prober benchmark: loopback listeners (hosts) the endpoints are spread over")
+	fs.IntVar(&c.ProbeTools, "probe-tools", 5, "prober benchmark: tools per endpoint")
+	fs.IntVar(&c.ProbePerHost, "probe-per-host", probe.DefaultPerHostLimit, "prober benchmark: the prober's per-host limit (and the SDK client's idle connections per host)")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -107,7 +123,7 @@ func Run(ctx context.Context, c Config) error {
 	steps := []struct {
 		id string
 		f  func(context.Context, Config, string, string) (Section, error)
-	}{{"diff", benchDiff}, {"score", benchScore}, {"api", benchAPI}, {"pipeline", benchPipeline}, {"micro", benchMicro}}
+	}{{"diff", benchDiff}, {"score", benchScore}, {"api", benchAPI}, {"pipeline", benchPipeline}, {"probe", benchProbe}, {"micro", benchMicro}}
 	for _, s := range steps {
 		if !c.want(s.id) {
 			continue
@@ -123,9 +139,6 @@ func Run(ctx context.Context, c Config) error {
 		}
 		fmt.Fprintln(os.Stderr, strings.Join(sec.Summary, "\n"))
 		secs = append(secs, sec)
-	}
-	if c.want("probe") {
-		secs = append(secs, probeSection())
 	}
 	doc := render(c, start, secs)
 	if c.Out == "" {
@@ -215,15 +228,9 @@ func render(c Config, start time.Time, secs []Section) string {
 	return b.String()
 }
 
-func probeSection() Section {
-	return Section{ID: "probe", Title: "5. Prober (folded in from bench/probe)",
-		Summary: []string{"| 5. prober, 2,000 local MCP endpoints | 641 probes/s (best round) | go-sdk client: 374 probes/s | **1.71×** throughput, 0.15× alloc | faster than the SDK client: met |"},
-		Body: "Not re-run by this harness (it takes minutes and its own child processes): see [probe/RESULTS.md](probe/RESULTS.md), " +
-			"made by `go run ./bench/probe -n 2000 -c 64 -listeners 32 -tools 5 -per-host 4 -rounds 3 -out bench/probe/RESULTS.md` on 2026-11-29T22:11:49Z on this machine. " +
-			"Headline (best round each): forum's prober does 1.71× the go-sdk client's handshakes/s, with total p50 0.60×, p99 0.68×, peak RSS 0.89× and allocations 0.15× of the SDK's.\n"}
-}
-
-func runPython(ctx context.Context, py string, args ...string) ([]byte, time.Duration, int64, error) {
+// runPython runs the Python baseline and returns its output, wall time,
+// peak RSS and CPU time (user+system).
+func runPython(ctx context.Context, py string, args ...string) ([]byte, time.Duration, int64, time.Duration, error) {
 	cmd := exec.CommandContext(ctx, py, args...)
 	var out, errb bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &errb
@@ -231,13 +238,15 @@ func runPython(ctx context.Context, py string, args ...string) ([]byte, time.Dur
 	err := cmd.Run()
 	wall := time.Since(t0)
 	var rss int64
+	var cpu time.Duration
 	if cmd.ProcessState != nil {
 		rss = maxRSS(cmd.ProcessState)
+		cpu = cmd.ProcessState.UserTime() + cmd.ProcessState.SystemTime()
 	}
 	if err != nil {
-		return nil, wall, rss, fmt.Errorf("%s %v: %w: %s", py, args, err, errb.String())
+		return nil, wall, rss, cpu, fmt.Errorf("%s %v: %w: %s", py, args, err, errb.String())
 	}
-	return out.Bytes(), wall, rss, nil
+	return out.Bytes(), wall, rss, cpu, nil
 }
 
 func notBuilt(id string) Section {

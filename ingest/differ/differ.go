@@ -192,7 +192,25 @@ func plainJSON(s string) bool {
 	return true
 }
 
-func contentOf(e *schema.Entry) Content {
+// contentOf is what the differ keeps of e.
+func contentOf(e *schema.Entry) Content { return contentWith(e, Endpoints(e.Server.Remotes)) }
+
+// sameRemotes reports whether a and b hold the same remotes in the same
+// order (then their Endpoints are equal).
+func sameRemotes(a, b []schema.Remote) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if a[i].Type != b[i].Type || a[i].URL != b[i].URL {
+			return false
+		}
+	}
+	return true
+}
+
+// contentWith is contentOf with e's Endpoints already made.
+func contentWith(e *schema.Entry, endpoints string) Content {
 	st := e.Meta.Status
 	if st == "active" {
 		st = ""
@@ -200,7 +218,7 @@ func contentOf(e *schema.Entry) Content {
 	return Content{
 		Description: e.Server.Description,
 		Title:       e.Server.Title,
-		Endpoints:   Endpoints(e.Server.Remotes),
+		Endpoints:   endpoints,
 		Status:      st,
 		IsLatest:    e.Meta.IsLatest,
 		PublishedAt: e.Meta.PublishedAt,
@@ -217,53 +235,176 @@ func better(c, cur Content) bool {
 	return c.PublishedAt.After(cur.PublishedAt)
 }
 
-// snapshotView indexes a snapshot the way State does. At registry scale it
-// is map-bound, so the work is spread: the contents are computed in
-// parallel, then the version map and the latest map (with the sorted name
-// list) are built at the same time, each by one goroutine, in entry order.
-func snapshotView(entries []schema.Entry) (map[string]map[string]Content, map[string]Latest, []string) {
-	contents := make([]Content, len(entries))
-	parallel(len(entries), func(lo, hi int) {
-		for i := lo; i < hi; i++ {
-			contents[i] = contentOf(&entries[i])
+// view is a snapshot indexed by server: the maps a State keeps (vers,
+// latest), and the same servers as groups of entries, which Diff walks in
+// name order without looking them up again.
+type view struct {
+	vers   map[string]map[string]Content
+	latest map[string]Latest
+	name   []string // per group: the server's name
+	pick   []Latest // per group: its latest entry
+	start  []int32  // group g's entries are members[start[g]:start[g+1]], in file order
+	member []int32
+	order  []int32 // groups by name
+	// What known has of each group's server: its latest entry (and
+	// whether it has the server at all) and its version map. same: the
+	// snapshot holds exactly those versions with those contents, so the
+	// group's version map is known's own.
+	old     []Latest
+	existed []bool
+	kv      []map[string]Content
+	same    []bool
+}
+
+// entries returns the indexes of group g's entries, in file order.
+func (v *view) entries(g int32) []int32 { return v.member[v.start[g]:v.start[g+1]] }
+
+// snapshotView indexes a snapshot, and looks its servers up in known. At
+// registry scale it is bound by map work and cache misses, so each name is
+// hashed as few times as can be: entries are grouped by name (one lookup
+// per run of entries with the same name, as a listing usually holds a
+// server's versions together); then, in parallel, each group's contents and
+// latest entry are made and its server looked up in known, and its version
+// map is made only when known's differs (from one day to the next almost
+// every server is as it was, and a version map is a 1 KB allocation); then
+// the two maps of the State are filled at once, each by one goroutine,
+// while the names are sorted. The 2 × 170k-record benchmark
+// (bench/RESULTS.md) spent 0.65 s in Diff with a map lookup per entry and
+// four per name.
+func snapshotView(entries []schema.Entry, known *State) *view {
+	n := len(entries)
+	v := &view{}
+	gid := make([]int32, n)
+	idx := make(map[string]int32, n/3)
+	prev, pg := "", int32(-1)
+	for i := range entries {
+		name := entries[i].Server.Name
+		if pg < 0 || name != prev {
+			g, ok := idx[name]
+			if !ok {
+				g = int32(len(v.name))
+				idx[name] = g
+				v.name = append(v.name, name)
+			}
+			prev, pg = name, g
+		}
+		gid[i] = pg
+	}
+	groups := len(v.name)
+	v.start = make([]int32, groups+1)
+	for _, g := range gid {
+		v.start[g+1]++
+	}
+	for g := range groups {
+		v.start[g+1] += v.start[g]
+	}
+	v.member = make([]int32, n)
+	next := slices.Clone(v.start[:groups])
+	for i, g := range gid {
+		v.member[next[g]] = int32(i)
+		next[g]++
+	}
+
+	v.pick = make([]Latest, groups)
+	v.old, v.existed = make([]Latest, groups), make([]bool, groups)
+	v.kv, v.same = make([]map[string]Content, groups), make([]bool, groups)
+	vms := make([]map[string]Content, groups)
+	parallel(groups, func(lo, hi int) {
+		var cs []Content // the group's contents, in file order
+		for g := int32(lo); g < int32(hi); g++ {
+			es := v.entries(g)
+			v.old[g], v.existed[g] = known.Latest[v.name[g]]
+			kv := known.Versions[v.name[g]]
+			same := kv != nil && len(kv) == len(es)
+			cs = cs[:0]
+			var cur Latest
+			for k, i := range es {
+				var c Content
+				if e := &entries[i]; k > 0 && sameRemotes(entries[es[k-1]].Server.Remotes, e.Server.Remotes) {
+					// A server's versions mostly keep their remotes: the
+					// endpoint string is the previous entry's.
+					c = contentWith(e, cs[k-1].Endpoints)
+				} else {
+					c = contentOf(e)
+				}
+				cs = append(cs, c)
+				// refdiff's rule (better): on a tie the first seen stays.
+				if k == 0 || better(c, cur.Content) {
+					cur = Latest{Version: entries[i].Server.Version, Content: c}
+				}
+				if same {
+					kc, ok := kv[entries[i].Server.Version]
+					same = ok && kc == c
+				}
+			}
+			// same: every version is known's, with known's content, as
+			// many as known has, none twice: then the snapshot's map is
+			// known's.
+			if same && len(es) > 1 {
+				same = distinctVersions(entries, es)
+			}
+			vm := kv
+			if !same {
+				vm = make(map[string]Content, len(es))
+				for k, i := range es {
+					vm[entries[i].Server.Version] = cs[k]
+				}
+			}
+			v.pick[g], vms[g], v.kv[g], v.same[g] = cur, vm, kv, same
 		}
 	})
-	vers := make(map[string]map[string]Content, len(entries)/2)
-	latest := make(map[string]Latest, len(entries)/2)
-	var order []string
+	v.vers = make(map[string]map[string]Content, groups)
+	v.latest = make(map[string]Latest, groups)
 	var wg sync.WaitGroup
-	wg.Add(1)
-	go func() {
-		defer wg.Done()
-		for i := range entries {
-			n := entries[i].Server.Name
-			vm, ok := vers[n]
-			if !ok {
-				vm = make(map[string]Content, 1)
-				vers[n] = vm
-			}
-			vm[entries[i].Server.Version] = contents[i]
+	wg.Go(func() {
+		for g, vm := range vms {
+			v.vers[v.name[g]] = vm
 		}
-	}()
-	for i := range entries {
-		n := entries[i].Server.Name
-		cur, ok := latest[n]
-		if !ok {
-			order = append(order, n)
+	})
+	wg.Go(func() {
+		for g, l := range v.pick {
+			v.latest[v.name[g]] = l
 		}
-		if !ok || better(contents[i], cur.Content) {
-			latest[n] = Latest{Version: entries[i].Server.Version, Content: contents[i]}
-		}
+	})
+	v.order = make([]int32, groups)
+	for g := range v.order {
+		v.order[g] = int32(g)
 	}
-	slices.Sort(order)
+	slices.SortFunc(v.order, func(a, b int32) int { return strings.Compare(v.name[a], v.name[b]) })
 	wg.Wait()
-	return vers, latest, order
+	return v
 }
+
+// distinctVersions reports whether no version is listed twice among es.
+func distinctVersions(entries []schema.Entry, es []int32) bool {
+	if len(es) <= 16 {
+		for a := range es {
+			for b := a + 1; b < len(es); b++ {
+				if entries[es[a]].Server.Version == entries[es[b]].Server.Version {
+					return false
+				}
+			}
+		}
+		return true
+	}
+	seen := make(map[string]struct{}, len(es))
+	for _, i := range es {
+		if _, dup := seen[entries[i].Server.Version]; dup {
+			return false
+		}
+		seen[entries[i].Server.Version] = struct{}{}
+	}
+	return true
+}
+
+// minParallel is the least work split over goroutines (a variable so that
+// tests can split small inputs).
+var minParallel = 4096
 
 // parallel runs f over [0, n) in GOMAXPROCS chunks (one when n is small).
 func parallel(n int, f func(lo, hi int)) {
 	w := runtime.GOMAXPROCS(0)
-	if n < 4096 || w == 1 {
+	if n < minParallel || w == 1 {
 		f(0, n)
 		return
 	}
@@ -284,7 +425,8 @@ func Diff(known *State, snap Snapshot, opt Options) Result {
 	if ratio <= 0 {
 		ratio = DefaultPartialRatio
 	}
-	nv, nl, names := snapshotView(snap.Entries)
+	v := snapshotView(snap.Entries, known)
+	nv, nl := v.vers, v.latest
 	incremental := snap.Mode == schema.ModeIncremental
 	reason := ""
 	if !incremental {
@@ -302,48 +444,129 @@ func Diff(known *State, snap Snapshot, opt Options) Result {
 	// known of its versions with the snapshot's on top.
 	var merged map[string]map[string]Content
 	if merge {
-		merged = make(map[string]map[string]Content, len(names))
-		for _, n := range names {
-			old, existed := known.Latest[n]
-			merged[n], nl[n] = mergeServer(known.Versions[n], nv[n], nl[n], old, existed)
+		merged = make(map[string]map[string]Content, len(v.order))
+		for _, g := range v.order {
+			n := v.name[g]
+			merged[n], v.pick[g] = mergeServer(v.kv[g], nv[n], v.pick[g], v.old[g], v.existed[g])
+			nl[n] = v.pick[g]
 		}
 	}
 
 	at := snap.ObservedAt.UTC()
-	ev := make([]schema.DriftEvent, 0, 16)
-	add := func(name, kind, version, before, after string, bump bool) {
-		ev = append(ev, schema.DriftEvent{
-			ID:          EventID(name, kind, before, after, at),
-			Server:      name,
-			Namespace:   schema.Namespace(name),
-			Kind:        kind,
-			Version:     version,
-			Before:      before,
-			After:       after,
-			ObservedAt:  at,
-			VersionBump: bump,
-			SnapshotID:  snap.ID,
+	atText := at.Format(time.RFC3339Nano)
+	// FirstSeen is built beside the walk: it needs nothing from it.
+	var firstSeen map[string]time.Time
+	var fsDone sync.WaitGroup
+	fsDone.Go(func() {
+		firstSeen = maps.Clone(known.FirstSeen)
+		if firstSeen == nil {
+			firstSeen = make(map[string]time.Time, len(v.name))
+		}
+		for _, n := range v.name {
+			if _, ok := firstSeen[n]; !ok {
+				firstSeen[n] = at
+			}
+		}
+	})
+
+	// The walk over the snapshot's servers in name order, in chunks at
+	// once (each looks up its servers in known and hashes its events'
+	// ids), their events put together in order after.
+	w := runtime.GOMAXPROCS(0)
+	if len(v.order) < minParallel {
+		w = 1
+	}
+	evs := make([][]schema.DriftEvent, w)
+	kepts := make([]int, w)
+	var wg sync.WaitGroup
+	for c := range w {
+		wg.Go(func() {
+			lo, hi := c*len(v.order)/w, (c+1)*len(v.order)/w
+			evs[c], kepts[c] = walk(snap, v, v.order[lo:hi], at, atText)
 		})
 	}
+	wg.Wait()
+	kept := 0 // names of the snapshot that known has
+	total := 0
+	for c := range w {
+		kept += kepts[c]
+		total += len(evs[c])
+	}
+	ev := make([]schema.DriftEvent, 0, total+16)
+	for _, e := range evs {
+		ev = append(ev, e...)
+	}
+	// Every known name the snapshot lacks is gone; when it has them all
+	// (the count says so), there is nothing to look for.
+	if !merge && kept < len(known.Latest) {
+		gone := make([]string, 0, len(known.Latest)-kept)
+		for n := range known.Latest {
+			if _, ok := nl[n]; !ok {
+				gone = append(gone, n)
+			}
+		}
+		sort.Strings(gone)
+		for _, n := range gone {
+			ev = appendEvent(ev, snap.ID, at, atText, n, schema.KindRemoved, known.Latest[n].Version, known.Latest[n].Version, "", false)
+		}
+	}
+	fsDone.Wait()
 
-	for _, n := range names {
-		l := nl[n]
-		old, existed := known.Latest[n]
-		if !existed {
+	next := &State{
+		NextOffset: known.NextOffset,
+		Applied:    at,
+		AppliedID:  snap.ID,
+		Snapshots:  known.Snapshots + 1,
+		EventCount: known.EventCount + int64(len(ev)),
+	}
+	next.FirstSeen = firstSeen
+	if merge {
+		// What the snapshot adds or changes is kept, what it lacks stays.
+		// Untouched servers share known's version maps (never written).
+		next.Versions = make(map[string]map[string]Content, len(known.Versions)+len(merged))
+		maps.Copy(next.Versions, known.Versions)
+		maps.Copy(next.Versions, merged)
+		next.Latest = make(map[string]Latest, len(known.Latest)+len(nl))
+		maps.Copy(next.Latest, known.Latest)
+		maps.Copy(next.Latest, nl)
+	} else {
+		next.Versions, next.Latest = nv, nl
+	}
+	return Result{Events: ev, Partial: partial, PartialReason: reason, Names: len(nl), Next: next}
+}
+
+// walk compares the servers of groups (in name order) with what known has
+// of them (v.old, v.kv), and returns their events and how many of them
+// known has.
+func walk(snap Snapshot, v *view, groups []int32, at time.Time, atText string) ([]schema.DriftEvent, int) {
+	var ev []schema.DriftEvent
+	add := func(name, kind, version, before, after string, bump bool) {
+		ev = appendEvent(ev, snap.ID, at, atText, name, kind, version, before, after, bump)
+	}
+	kept := 0
+	for _, g := range groups {
+		n, l, old := v.name[g], v.pick[g], v.old[g]
+		if !v.existed[g] {
 			add(n, schema.KindNewServer, l.Version, "", l.Version, false)
 			continue
 		}
+		kept++
 		var buf [4]string
 		added := buf[:0]
-		kv := known.Versions[n]
-		for v := range nv[n] {
-			if _, ok := kv[v]; !ok {
-				added = append(added, v)
+		if !v.same[g] { // same: known has every version
+			kv := v.kv[g]
+			for _, i := range v.entries(g) {
+				if ver := snap.Entries[i].Server.Version; !has(kv, ver) {
+					added = append(added, ver)
+				}
 			}
 		}
-		slices.Sort(added)
-		for _, v := range added {
-			add(n, schema.KindVersionAdded, v, old.Version, v, old.Version != v)
+		if len(added) > 1 {
+			slices.Sort(added)
+			added = slices.Compact(added) // a version listed twice is added once
+		}
+		for _, ver := range added {
+			add(n, schema.KindVersionAdded, ver, old.Version, ver, old.Version != ver)
 		}
 		if old.Provisional && !l.Provisional && l.IsLatest {
 			continue // a stand-in replaced by the real latest: a baseline, not a change
@@ -362,48 +585,28 @@ func Diff(known *State, snap Snapshot, opt Options) Result {
 			add(n, schema.KindStatusChanged, l.Version, statusOr(old.Status), statusOr(l.Status), bump)
 		}
 	}
-	if !merge {
-		gone := make([]string, 0)
-		for n := range known.Latest {
-			if _, ok := nl[n]; !ok {
-				gone = append(gone, n)
-			}
-		}
-		sort.Strings(gone)
-		for _, n := range gone {
-			add(n, schema.KindRemoved, known.Latest[n].Version, known.Latest[n].Version, "", false)
-		}
-	}
+	return ev, kept
+}
 
-	next := &State{
-		NextOffset: known.NextOffset,
-		Applied:    at,
-		AppliedID:  snap.ID,
-		Snapshots:  known.Snapshots + 1,
-		EventCount: known.EventCount + int64(len(ev)),
-	}
-	next.FirstSeen = maps.Clone(known.FirstSeen)
-	if next.FirstSeen == nil {
-		next.FirstSeen = make(map[string]time.Time, len(names))
-	}
-	for _, n := range names {
-		if _, ok := next.FirstSeen[n]; !ok {
-			next.FirstSeen[n] = at
-		}
-	}
-	if merge {
-		// What the snapshot adds or changes is kept, what it lacks stays.
-		// Untouched servers share known's version maps (never written).
-		next.Versions = make(map[string]map[string]Content, len(known.Versions)+len(merged))
-		maps.Copy(next.Versions, known.Versions)
-		maps.Copy(next.Versions, merged)
-		next.Latest = make(map[string]Latest, len(known.Latest)+len(nl))
-		maps.Copy(next.Latest, known.Latest)
-		maps.Copy(next.Latest, nl)
-	} else {
-		next.Versions, next.Latest = nv, nl
-	}
-	return Result{Events: ev, Partial: partial, PartialReason: reason, Names: len(nl), Next: next}
+// appendEvent appends one event; atText is at in RFC 3339 (its id's part).
+func appendEvent(ev []schema.DriftEvent, snapID string, at time.Time, atText, name, kind, version, before, after string, bump bool) []schema.DriftEvent {
+	return append(ev, schema.DriftEvent{
+		ID:          eventID(name, kind, before, after, atText),
+		Server:      name,
+		Namespace:   schema.Namespace(name),
+		Kind:        kind,
+		Version:     version,
+		Before:      before,
+		After:       after,
+		ObservedAt:  at,
+		VersionBump: bump,
+		SnapshotID:  snapID,
+	})
+}
+
+func has(vm map[string]Content, version string) bool {
+	_, ok := vm[version]
+	return ok
 }
 
 // mergeServer merges a snapshot's versions of one server (sv, and pick, the
@@ -461,12 +664,20 @@ func statusOr(s string) string {
 // EventID is the deterministic id of a drift event: a hash of server, kind,
 // before, after and the snapshot's time (SPEC §2).
 func EventID(server, kind, before, after string, at time.Time) string {
-	h := sha256.New()
-	for _, s := range []string{server, kind, before, after, at.UTC().Format(time.RFC3339Nano)} {
-		h.Write([]byte(s))
-		h.Write([]byte{0})
+	return eventID(server, kind, before, after, at.UTC().Format(time.RFC3339Nano))
+}
+
+// eventID is EventID with the time formatted: one SHA-256 over the fields
+// each ended by a zero byte, built on the stack when they are short (a
+// snapshot that seeds the state makes one event per server).
+func eventID(server, kind, before, after, at string) string {
+	var stack [512]byte
+	b := stack[:0]
+	for _, s := range [...]string{server, kind, before, after, at} {
+		b = append(append(b, s...), 0)
 	}
-	return hex.EncodeToString(h.Sum(nil)[:16])
+	sum := sha256.Sum256(b)
+	return hex.EncodeToString(sum[:16])
 }
 
 // Counts tallies events per kind.

@@ -62,10 +62,12 @@
 // challenge, Retry-After, response headers, the initialize latency on its
 // own, and the exact JSON of each tool (for its hash) — and every connection
 // must go through the SSRF-safe dialer with body and time caps. The go-sdk
-// client is used only in bench/probe, as the yardstick, and its servers are
-// what the tests probe. There (bench/probe/RESULTS.md: 2000 go-sdk
-// endpoints, 2 cores) this prober runs 1.7× the SDK client's throughput at
-// 0.6× its median handshake time and 0.15× its allocation.
+// client is used only in the benchmark, as the yardstick, and its servers are
+// what the tests probe. There (benchmark 5 of bench/RESULTS.md, `go run
+// ./bench -only probe`: 2000 go-sdk endpoints, 2 cores, both clients in the
+// same run) this prober ran 1.7–2.6× the SDK client's throughput at about
+// half its median handshake time and 0.15× its allocated bytes (though
+// ~1.3× its allocated objects).
 //
 // Safety: the [Prober]'s HTTP transport dials through a guard that resolves
 // the host once, refuses the whole name if any address is loopback,

@@ -12,9 +12,11 @@ package registry
 // own, the server object into its struct, json.Compact) and ~100 allocations.
 // A library decodes, but it does not also validate with encoding/json's exact
 // rules, compact, and report where the server object lies in the same pass;
-// and every library allocates one string per field. Here the field strings
-// of an entry share one allocation (a copy of its server object), slices and
-// pointers come from small per-worker arenas, and anything the fast parser
+// and every library allocates one string per field. Here field strings are
+// copied into a per-worker string arena, or share the previous entry's copy
+// when they are the same (ownServer), slices and pointers come from small
+// per-worker arenas, strings are scanned eight bytes at a time (specialMask),
+// and anything the fast parser
 // is not certain about — the legacy shape, escapes in keys, nulls, duplicate
 // keys, keys that encoding/json would match case-insensitively, a wrong
 // type, snake_case metadata, invalid UTF-8, odd timestamps — bails to
@@ -23,9 +25,12 @@ package registry
 
 import (
 	"crypto/sha256"
+	"encoding/binary"
 	"encoding/hex"
 	"encoding/json"
 	"hash"
+	"hash/maphash"
+	"math/bits"
 	"strconv"
 	"strings"
 	"sync"
@@ -56,6 +61,7 @@ type entryParser struct {
 
 	h    hash.Hash
 	hbuf []byte
+	hsum []byte // reused: Sum into a local array would escape through the interface
 
 	// scratch for slices being built (copied to the arenas when complete)
 	pkgs []schema.Package
@@ -72,6 +78,34 @@ type entryParser struct {
 	aTrans []schema.Transport
 	aBool  []bool
 	aRaw   []byte
+	// aStr holds the strings of many entries (their fields, their hashes). A strings.Builder only appends, so the
+	// strings it has handed out never change, and it grows without zeroing
+	// memory that is about to be written.
+	aStr strings.Builder
+	prev [nSlots]string // per field, the previous entry's copy (ownServer)
+
+	// seed hashes names and keys for the serial duplicate check
+	// (seen.go); nil: no hashes (FastParseEntry).
+	seed *maphash.Seed
+}
+
+// arenaBlock is the size of one block of aStr and of aRaw: big enough that
+// a 150 MB snapshot takes a few hundred allocations, not thousands (each
+// a trip to the page heap), small beside what a read holds anyway.
+const arenaBlock = 512 << 10
+
+// keep returns a copy of b as a string from the string arena.
+func (p *entryParser) keep(b []byte) string {
+	if len(b) == 0 {
+		return ""
+	}
+	if p.aStr.Cap()-p.aStr.Len() < len(b) {
+		p.aStr = strings.Builder{}
+		p.aStr.Grow(max(arenaBlock, len(b)))
+	}
+	k := p.aStr.Len()
+	p.aStr.Write(b)
+	return p.aStr.String()[k:]
 }
 
 func newEntryParser() *entryParser {
@@ -145,10 +179,11 @@ func (p *entryParser) str(i int) (string, int, int) {
 	j := i + 1
 	high := false
 	for {
-		// eight bytes at a time while none is '"', '\\', a control byte or non-ASCII
+		// eight bytes at a time to the first '"', '\\', control byte or
+		// non-ASCII byte
 		for j+8 <= len(b) {
-			x := *(*uint64)(unsafe.Pointer(&b[j]))
-			if hasSpecial(x) {
+			if m := specialMask(binary.LittleEndian.Uint64(b[j : j+8])); m != 0 {
+				j += bits.TrailingZeros64(m) >> 3
 				break
 			}
 			j += 8
@@ -179,11 +214,14 @@ const (
 	msb = 0x8080808080808080
 )
 
-// hasSpecial reports whether any byte of x is '"', '\\', < 0x20 or >= 0x80.
-func hasSpecial(x uint64) bool {
+// specialMask has the high bit of each byte of x (little-endian) that is
+// '"', '\\', < 0x20 or >= 0x80 set — exactly for the lowest such byte;
+// above it a borrow may set more. So the mask is 0 when no byte is
+// special, and its trailing zeros / 8 is the index of the first one.
+func specialMask(x uint64) uint64 {
 	q := x ^ (lsb * '"')
 	s := x ^ (lsb * '\\')
-	return ((q-lsb)&^q|(s-lsb)&^s|(x-lsb*0x20)|x)&msb != 0
+	return ((q-lsb)&^q | (s-lsb)&^s | (x - lsb*0x20) | x) & msb
 }
 
 func (p *entryParser) strEscaped(i int) (string, int, int) {
@@ -205,8 +243,8 @@ func (p *entryParser) skipString(i int) (int, int) {
 	high := false
 	for j := i + 1; ; {
 		for j+8 <= len(b) {
-			x := *(*uint64)(unsafe.Pointer(&b[j]))
-			if hasSpecial(x) {
+			if m := specialMask(binary.LittleEndian.Uint64(b[j : j+8])); m != 0 {
+				j += bits.TrailingZeros64(m) >> 3
 				break
 			}
 			j += 8
@@ -445,6 +483,13 @@ func (p *entryParser) key(j int) (string, int, int) {
 	}
 	k := j + 1
 	for {
+		for k+8 <= len(b) {
+			if m := specialMask(binary.LittleEndian.Uint64(b[k : k+8])); m != 0 {
+				k += bits.TrailingZeros64(m) >> 3
+				break
+			}
+			k += 8
+		}
 		if k >= len(b) {
 			return "", k, stMore
 		}
@@ -615,13 +660,13 @@ func (p *entryParser) entry(i int) (schema.Entry, int, int) {
 		return e, end, st
 	}
 
-	// The field strings move onto one copy of the server object.
-	rebaseServer(&e.Server, uintptr(unsafe.Pointer(&b[srvLo])), srvHi-srvLo, string(b[srvLo:srvHi]))
+	// The field strings get copies of their own before the window is reused.
+	p.ownServer(&e.Server, uintptr(unsafe.Pointer(&b[srvLo])), srvHi-srvLo)
 
 	// Raw: the compacted server object, from the raw arena.
 	size := srvHi - srvLo
 	if cap(p.aRaw)-len(p.aRaw) < size {
-		p.aRaw = make([]byte, 0, max(64<<10, size))
+		p.aRaw = make([]byte, 0, max(arenaBlock, size))
 	}
 	start := len(p.aRaw)
 	if srvWS {
@@ -992,58 +1037,98 @@ func settle[T any](scratch []T, arena *[]T, minCap int) []T {
 	return (*arena)[k : k+n : k+n]
 }
 
-// rebaseServer moves every string of s that aliases the buffer range
-// [base, base+n) onto own, the entry's copy of that range. Strings that do
-// not alias it (unescaped ones) are left alone.
-func rebaseServer(s *schema.ServerDetail, base uintptr, n int, own string) {
-	rb := func(f *string) {
+// Slots of the string cache: one per field (per kind of field for the
+// fields of array elements).
+const (
+	sSchema = iota
+	sName
+	sDesc
+	sTitle
+	sVersion
+	sWebsite
+	sRepoURL
+	sRepoSource
+	sRepoID
+	sRepoSub
+	sPkgType
+	sPkgBase
+	sPkgID
+	sPkgVersion
+	sPkgHint
+	sTransType
+	sTransURL
+	sRemType
+	sRemURL
+	sKVName
+	sKVDesc
+	sKVDefault
+	sKVValue
+	nSlots
+)
+
+// ownServer gives every string of s that aliases the buffer range
+// [base, base+n) a copy of its own, from the string arena, so the entry
+// outlives the window. A field equal to the same field of the previous
+// entry this parser read shares that entry's copy instead: a listing
+// holds a server's versions one after the other, mostly alike (name,
+// description, URLs), and every entry carries the same $schema. That
+// spares most of the copying, and the memory (page faults are a good part
+// of reading a 150 MB snapshot). Strings that do not alias the buffer
+// (unescaped ones) are left alone.
+func (p *entryParser) ownServer(s *schema.ServerDetail, base uintptr, n int) {
+	own := func(slot int, f *string) {
 		if len(*f) == 0 {
 			*f = ""
 			return
 		}
 		ptr := uintptr(unsafe.Pointer(unsafe.StringData(*f)))
-		if ptr >= base && ptr < base+uintptr(n) {
-			off := int(ptr - base)
-			*f = own[off : off+len(*f)]
+		if ptr < base || ptr >= base+uintptr(n) {
+			return
 		}
+		if *f == p.prev[slot] {
+			*f = p.prev[slot]
+			return
+		}
+		*f = p.keep(unsafe.Slice(unsafe.StringData(*f), len(*f)))
+		p.prev[slot] = *f
 	}
 	kvs := func(l []schema.KeyValue) {
 		for i := range l {
-			rb(&l[i].Name)
-			rb(&l[i].Description)
-			rb(&l[i].Default)
-			rb(&l[i].Value)
+			own(sKVName, &l[i].Name)
+			own(sKVDesc, &l[i].Description)
+			own(sKVDefault, &l[i].Default)
+			own(sKVValue, &l[i].Value)
 		}
 	}
-	rb(&s.Schema)
-	rb(&s.Name)
-	rb(&s.Description)
-	rb(&s.Title)
-	rb(&s.Version)
-	rb(&s.WebsiteURL)
+	own(sSchema, &s.Schema)
+	own(sName, &s.Name)
+	own(sDesc, &s.Description)
+	own(sTitle, &s.Title)
+	own(sVersion, &s.Version)
+	own(sWebsite, &s.WebsiteURL)
 	if r := s.Repository; r != nil {
-		rb(&r.URL)
-		rb(&r.Source)
-		rb(&r.ID)
-		rb(&r.Subfolder)
+		own(sRepoURL, &r.URL)
+		own(sRepoSource, &r.Source)
+		own(sRepoID, &r.ID)
+		own(sRepoSub, &r.Subfolder)
 	}
 	for i := range s.Packages {
 		pk := &s.Packages[i]
-		rb(&pk.RegistryType)
-		rb(&pk.RegistryBaseURL)
-		rb(&pk.Identifier)
-		rb(&pk.Version)
-		rb(&pk.RuntimeHint)
+		own(sPkgType, &pk.RegistryType)
+		own(sPkgBase, &pk.RegistryBaseURL)
+		own(sPkgID, &pk.Identifier)
+		own(sPkgVersion, &pk.Version)
+		own(sPkgHint, &pk.RuntimeHint)
 		if t := pk.Transport; t != nil {
-			rb(&t.Type)
-			rb(&t.URL)
+			own(sTransType, &t.Type)
+			own(sTransURL, &t.URL)
 			kvs(t.Headers)
 		}
 		kvs(pk.EnvironmentVariables)
 	}
 	for i := range s.Remotes {
-		rb(&s.Remotes[i].Type)
-		rb(&s.Remotes[i].URL)
+		own(sRemType, &s.Remotes[i].Type)
+		own(sRemURL, &s.Remotes[i].URL)
 		kvs(s.Remotes[i].Headers)
 	}
 }
@@ -1120,13 +1205,45 @@ func (p *entryParser) hash(raw []byte, m *schema.OfficialMeta) string {
 	for _, t := range []time.Time{m.PublishedAt, m.UpdatedAt, m.StatusChangedAt} {
 		b = append(b, 0)
 		if !t.IsZero() {
-			b = t.UTC().AppendFormat(b, time.RFC3339Nano)
+			b = appendRFC3339Nano(b, t)
 		}
 	}
 	p.h.Write(b)
 	p.hbuf = b
-	var sum [sha256.Size]byte
+	p.hsum = p.h.Sum(p.hsum[:0])
 	var hx [2 * sha256.Size]byte
-	hex.Encode(hx[:], p.h.Sum(sum[:0]))
-	return string(hx[:])
+	hex.Encode(hx[:], p.hsum)
+	return p.keep(hx[:])
+}
+
+// appendRFC3339Nano is t.UTC().AppendFormat(b, time.RFC3339Nano) without
+// the layout interpreter: the content hash formats three times per entry.
+// Years outside 0–9999 take the library's path.
+func appendRFC3339Nano(b []byte, t time.Time) []byte {
+	t = t.UTC()
+	y, mo, d := t.Date()
+	if y < 0 || y > 9999 {
+		return t.AppendFormat(b, time.RFC3339Nano)
+	}
+	hh, mm, ss := t.Clock()
+	two := func(b []byte, v int) []byte { return append(b, byte('0'+v/10), byte('0'+v%10)) }
+	b = two(two(b, y/100), y%100)
+	b = two(append(b, '-'), int(mo))
+	b = two(append(b, '-'), d)
+	b = two(append(b, 'T'), hh)
+	b = two(append(b, ':'), mm)
+	b = two(append(b, ':'), ss)
+	if ns := t.Nanosecond(); ns != 0 {
+		var frac [9]byte
+		for k := 8; k >= 0; k-- {
+			frac[k] = byte('0' + ns%10)
+			ns /= 10
+		}
+		n := 9
+		for frac[n-1] == '0' {
+			n--
+		}
+		b = append(append(b, '.'), frac[:n]...)
+	}
+	return append(b, 'Z')
 }

@@ -68,6 +68,7 @@ type item struct {
 	raw []byte
 	e   schema.Entry
 	err error
+	h   entryHashes // when err is nil
 }
 
 type pieceResult struct {
@@ -149,7 +150,11 @@ func (p *entryParser) piece(buf []byte, kind, pos, limit int, items []item) piec
 			}
 			e, err = ParseEntry(buf[vs:end])
 		}
-		r.items = append(r.items, item{raw: buf[vs:end], e: e, err: err})
+		var h entryHashes
+		if err == nil && p.seed != nil {
+			h = hashEntry(*p.seed, e.Server.Name, e.Server.Version)
+		}
+		r.items = append(r.items, item{raw: buf[vs:end], e: e, err: err, h: h})
 		kind, pos = kAfterValue, end
 	}
 }
@@ -255,7 +260,9 @@ func (c *readCtx) fastRead(br io.Reader) error {
 	}
 	f := &fastReader{readCtx: c, workers: w}
 	for range w {
-		f.parsers = append(f.parsers, newEntryParser())
+		p := newEntryParser()
+		p.seed = c.seen.hashes()
+		f.parsers = append(f.parsers, p)
 	}
 	f.items = make([][]item, w)
 	var carry []byte
@@ -296,7 +303,7 @@ func (c *readCtx) fastRead(br io.Reader) error {
 		for _, pr := range pieces {
 			for i := range pr.items {
 				it := &pr.items[i]
-				if err := c.take(it.raw, it.e, it.err); err != nil {
+				if err := c.take(it.raw, &it.e, it.err, &it.h); err != nil {
 					return err
 				}
 			}

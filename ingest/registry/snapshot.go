@@ -64,14 +64,19 @@ func ReadSnapshot(r io.Reader, source string, observedAt time.Time, emit func(sc
 // only (ReadSnapshot as it was before the fast path: the spec by example
 // that tests compare with).
 func readSnapshot(r io.Reader, source string, observedAt time.Time, emit func(schema.Entry) error, rej func(schema.DLQMessage) error, fast bool) (SnapshotStats, error) {
-	return readSnapshotHint(r, source, observedAt, emit, rej, fast, 0)
+	return readSnapshotHint(r, source, observedAt, func(e *schema.Entry) error { return emit(*e) }, rej, fast, 0)
 }
 
 // readSnapshotHint is readSnapshot with the number of entries expected (0:
-// unknown), to size its maps.
-func readSnapshotHint(r io.Reader, source string, observedAt time.Time, emit func(schema.Entry) error, rej func(schema.DLQMessage) error, fast bool, hint int) (SnapshotStats, error) {
-	c := &readCtx{source: source, observedAt: observedAt, emit: emit, rej: rej,
-		seen: make(map[entryKey]struct{}, hint), names: make(versionCounts, hint/2)}
+// unknown), to size its maps, and emit taking a pointer (an entry is 300
+// bytes: LoadSnapshotFile copies each once, into its slice).
+func readSnapshotHint(r io.Reader, source string, observedAt time.Time, emit func(*schema.Entry) error, rej func(schema.DLQMessage) error, fast bool, hint int) (SnapshotStats, error) {
+	c := &readCtx{source: source, observedAt: observedAt, emit: emit, rej: rej}
+	if fast {
+		c.seen = newHashedSeen(hint)
+	} else {
+		c.seen = &exactSeen{keys: make(map[entryKey]struct{}, hint), names: make(versionCounts, hint/2)}
+	}
 	br := bufio.NewReaderSize(r, 64<<10)
 	var doc io.Reader = br
 	if magic, _ := br.Peek(2); len(magic) == 2 && magic[0] == 0x1f && magic[1] == 0x8b {
@@ -113,20 +118,18 @@ func readSnapshotHint(r io.Reader, source string, observedAt time.Time, emit fun
 type readCtx struct {
 	source     string
 	observedAt time.Time
-	emit       func(schema.Entry) error
+	emit       func(*schema.Entry) error // the callee copies what it keeps
 	rej        func(schema.DLQMessage) error
 	st         SnapshotStats
-	seen       map[entryKey]struct{}
-	names      versionCounts
+	seen       seen
 	read       *countingReader // the document's bytes (after gunzip)
 	gz         *gzipErr        // nil when the file is not gzip
 }
 
-type entryKey struct{ name, version string }
-
 // take handles one entry value in file order: a reject, a duplicate, a
-// version over the bound, or a good entry.
-func (c *readCtx) take(raw []byte, e schema.Entry, err error) error {
+// version over the bound, or a good entry. h holds the entry's hashes
+// (with c.seen's seed) when the caller has them, nil when not.
+func (c *readCtx) take(raw []byte, e *schema.Entry, err error, h *entryHashes) error {
 	if err != nil {
 		c.st.Rejects++
 		c.st.Unreadable++
@@ -134,19 +137,23 @@ func (c *readCtx) take(raw []byte, e schema.Entry, err error) error {
 		errors.As(err, &re)
 		return c.rej(schema.NewDLQ("replay", c.source, ReasonOf(err), err.Error(), rejectKey(re), raw, c.observedAt))
 	}
-	k := entryKey{e.Server.Name, e.Server.Version}
-	if _, dup := c.seen[k]; dup {
+	var hh entryHashes
+	if h != nil {
+		hh = *h
+	} else if seed := c.seen.hashes(); seed != nil {
+		hh = hashEntry(*seed, e.Server.Name, e.Server.Version)
+	}
+	switch c.seen.take(e.Server.Name, e.Server.Version, hh, e.Meta.IsLatest) {
+	case takeDup:
 		c.st.Rejects++
 		key := e.Server.Name + "@" + e.Server.Version
 		return c.rej(schema.NewDLQ("replay", c.source, schema.ReasonDuplicateEntry, "a second entry for "+schema.Bound(key, maxKeyBytes)+" in one snapshot; the first is kept", key, raw, c.observedAt))
-	}
-	if !c.names.admit(e.Server.Name, e.Meta.IsLatest) {
+	case takeTooMany:
 		c.st.Rejects++
 		return c.rej(schema.NewDLQ("replay", c.source, schema.ReasonTooManyVersions, tooManyVersions(e.Server.Name), e.Server.Name+"@"+e.Server.Version, raw, c.observedAt))
 	}
-	c.seen[k] = struct{}{}
 	c.st.Entries++
-	c.st.Names = len(c.names)
+	c.st.Names = c.seen.distinctNames()
 	return c.emit(e)
 }
 
@@ -248,7 +255,7 @@ func (c *readCtx) refRead(in io.Reader, resume int) error {
 			return broken(err)
 		}
 		e, err := ParseEntry(raw)
-		if err := c.take(raw, e, err); err != nil {
+		if err := c.take(raw, &e, err, nil); err != nil {
 			return err
 		}
 	}
@@ -484,7 +491,7 @@ func loadSnapshotFile(f SnapshotFile, fast bool) ([]schema.Entry, []schema.DLQMe
 	entries := make([]schema.Entry, 0, hint)
 	var rejects []schema.DLQMessage
 	st, err := readSnapshotHint(fh, filepath.Base(f.Path), f.CapturedAt,
-		func(e schema.Entry) error { entries = append(entries, e); return nil },
+		func(e *schema.Entry) error { entries = append(entries, *e); return nil },
 		func(m schema.DLQMessage) error { rejects = append(rejects, m); return nil }, fast, hint)
 	return entries, rejects, st, err
 }
