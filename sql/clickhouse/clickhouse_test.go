@@ -59,6 +59,7 @@ func TestIntegrationClickHouse(t *testing.T) {
 	storetest.RunHealthBulk(t, open)
 	storetest.RunResults(t, open)
 	storetest.RunBulk(t, open)
+	storetest.RunRedelivery(t, open)
 
 	// Health history survives a restart: the same database, a new Store.
 	t.Run("Restart", func(t *testing.T) {
