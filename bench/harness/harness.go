@@ -48,6 +48,10 @@ type Section struct {
 
 // Main parses args (without the program name) and runs the harness.
 func Main(ctx context.Context, args []string, command string) error {
+	if len(args) > 0 && args[0] == producerFlag {
+		return producerMain(ctx, args[1:])
+	}
+	setSelf(args)
 	fs := flag.NewFlagSet("bench", flag.ContinueOnError)
 	var c Config
 	fs.StringVar(&c.Dir, "dir", filepath.Join(os.TempDir(), "forum-bench"), "generated corpus directory (bench/gen output; generated when missing)")
