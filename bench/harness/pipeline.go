@@ -93,6 +93,11 @@ func pipelineBench(ctx context.Context, c Config, _, _ string) (Section, error) 
 	hc := benchhist.Config{Servers: c.Servers, Days: c.PipelineDays, Remotes: c.PipelineRemotes, GitHub: true}
 	hc.Defaults()
 	path := filepath.Join(c.Dir, fmt.Sprintf("history-v1-s%d-d%d-r%d.bin", hc.Servers, hc.Days, hc.Remotes))
+	if hc.Days > 1 {
+		// ~1 GB a day framed; compressed, a month leaves the disk to the
+		// broker and the store (the producer child decompresses it).
+		path += ".zst"
+	}
 	var genNote string
 	if _, err := os.Stat(path); err != nil {
 		t0 := time.Now()

@@ -21,7 +21,10 @@
 // Generate streams the messages to a callback (nothing is held but the
 // registry and the differ state); WriteFile/ReadFile keep them in a framed
 // file so the benchmark's producers read bytes instead of encoding JSON.
-// The same Config and seed always give the same bytes.
+// The same Config and seed always give the same bytes. A path ending in
+// .zst is zstd-compressed (klauspost/compress): the month is ~30 GB framed
+// and ~10x smaller compressed, which leaves the disk to the broker and the
+// store it benchmarks.
 package history
 
 import (
@@ -37,7 +40,10 @@ import (
 	"math/rand/v2"
 	"os"
 	"sort"
+	"strings"
 	"time"
+
+	"github.com/klauspost/compress/zstd"
 
 	"github.com/forum-mcp/forum/bench/corpus"
 	"github.com/forum-mcp/forum/ingest/differ"
@@ -404,7 +410,16 @@ func WriteFile(path string, cfg Config) (Stats, error) {
 		return Stats{}, fmt.Errorf("history: %w", err)
 	}
 	defer os.Remove(tmp)
-	w := bufio.NewWriterSize(f, 1<<20)
+	var out io.Writer = f
+	var zw *zstd.Encoder
+	if strings.HasSuffix(path, ".zst") {
+		if zw, err = zstd.NewWriter(f, zstd.WithEncoderLevel(zstd.SpeedDefault)); err != nil {
+			f.Close()
+			return Stats{}, fmt.Errorf("history: %w", err)
+		}
+		out = zw
+	}
+	w := bufio.NewWriterSize(out, 1<<20)
 	w.WriteString(magic)
 	ti := map[string]uint64{}
 	for i, t := range fileTopics {
@@ -432,6 +447,12 @@ func WriteFile(path string, cfg Config) (Stats, error) {
 		f.Close()
 		return st, fmt.Errorf("history: write %s: %w", path, err)
 	}
+	if zw != nil {
+		if err := zw.Close(); err != nil {
+			f.Close()
+			return st, fmt.Errorf("history: write %s: %w", path, err)
+		}
+	}
 	if err := f.Close(); err != nil {
 		return st, fmt.Errorf("history: write %s: %w", path, err)
 	}
@@ -444,6 +465,7 @@ func WriteFile(path string, cfg Config) (Stats, error) {
 // Reader reads a history file message by message.
 type Reader struct {
 	f     *os.File
+	z     *zstd.Decoder // nil unless the file is .zst
 	r     *bufio.Reader
 	Stats Stats // set once Next has returned io.EOF
 }
@@ -454,17 +476,36 @@ func Open(path string) (*Reader, error) {
 	if err != nil {
 		return nil, fmt.Errorf("history: %w", err)
 	}
-	r := bufio.NewReaderSize(f, 1<<20)
+	var in io.Reader = f
+	var zr *zstd.Decoder
+	if strings.HasSuffix(path, ".zst") {
+		// One goroutine: the benchmark's producer decompresses beside the
+		// pipeline it measures, on the same cores.
+		if zr, err = zstd.NewReader(f, zstd.WithDecoderConcurrency(1)); err != nil {
+			f.Close()
+			return nil, fmt.Errorf("history: %s: %w", path, err)
+		}
+		in = zr
+	}
+	r := bufio.NewReaderSize(in, 1<<20)
 	h := make([]byte, len(magic))
 	if _, err := io.ReadFull(r, h); err != nil || string(h) != magic {
+		if zr != nil {
+			zr.Close()
+		}
 		f.Close()
 		return nil, fmt.Errorf("history: %s is not a history file", path)
 	}
-	return &Reader{f: f, r: r}, nil
+	return &Reader{f: f, z: zr, r: r}, nil
 }
 
 // Close closes the file.
-func (r *Reader) Close() error { return r.f.Close() }
+func (r *Reader) Close() error {
+	if r.z != nil {
+		r.z.Close()
+	}
+	return r.f.Close()
+}
 
 // Next returns the next message (its slices are fresh: the caller may keep
 // them), or io.EOF after the last one.

@@ -3,7 +3,9 @@ package history
 import (
 	"io"
 	"math"
+	"os"
 	"path/filepath"
+	"reflect"
 	"testing"
 
 	"github.com/forum-mcp/forum/ingest/github"
@@ -54,5 +56,52 @@ func TestCalibration(t *testing.T) {
 	}
 	if n != st.Messages || r.Stats.Messages != n {
 		t.Errorf("read %d messages (trailer %d), generated %d", n, r.Stats.Messages, st.Messages)
+	}
+}
+
+// TestCompressedFile: a .zst file reads back message for message as the
+// plain file of the same config, and is smaller.
+func TestCompressedFile(t *testing.T) {
+	cfg := Config{Servers: 500, Days: 1, Remotes: 100, GitHub: true}
+	dir := t.TempDir()
+	plain, zst := filepath.Join(dir, "h.bin"), filepath.Join(dir, "h.bin.zst")
+	if _, err := WriteFile(plain, cfg); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := WriteFile(zst, cfg); err != nil {
+		t.Fatal(err)
+	}
+	a, err := Open(plain)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer a.Close()
+	b, err := Open(zst)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b.Close()
+	n := 0
+	for {
+		ma, ea := a.Next()
+		mb, eb := b.Next()
+		if ea != eb {
+			t.Fatalf("message %d: errors %v and %v", n, ea, eb)
+		}
+		if ea == io.EOF {
+			break
+		}
+		if ea != nil {
+			t.Fatal(ea)
+		}
+		if !reflect.DeepEqual(ma, mb) {
+			t.Fatalf("message %d differs: %+v / %+v", n, ma, mb)
+		}
+		n++
+	}
+	pi, _ := os.Stat(plain)
+	zi, _ := os.Stat(zst)
+	if n == 0 || zi.Size()*3 > pi.Size() {
+		t.Errorf("%d messages; %d bytes compressed of %d", n, zi.Size(), pi.Size())
 	}
 }
