@@ -92,7 +92,7 @@ func pipelineBench(ctx context.Context, c Config, _, _ string) (Section, error) 
 	sec := Section{ID: "pipeline", Title: "3. History through the embedded pipeline"}
 	hc := benchhist.Config{Servers: c.Servers, Days: c.PipelineDays, Remotes: c.PipelineRemotes, GitHub: true}
 	hc.Defaults()
-	path := filepath.Join(c.Dir, fmt.Sprintf("history-v1-s%d-d%d-r%d.bin", hc.Servers, hc.Days, hc.Remotes))
+	path := filepath.Join(c.Dir, fmt.Sprintf("history-v2-s%d-d%d-r%d.bin", hc.Servers, hc.Days, hc.Remotes))
 	if hc.Days > 1 {
 		// ~1 GB a day framed; compressed, a month leaves the disk to the
 		// broker and the store (the producer child decompresses it).
@@ -324,6 +324,18 @@ func runFloor(ctx context.Context, path string, st benchhist.Stats) (pipeArm, er
 	return a, err
 }
 
+func stageLogger() *zap.Logger {
+	cfg := zap.NewProductionConfig()
+	cfg.Level = zap.NewAtomicLevelAt(zap.WarnLevel)
+	cfg.Sampling = &zap.SamplingConfig{Initial: 5, Thereafter: 100}
+	cfg.OutputPaths, cfg.ErrorOutputPaths = []string{"stderr"}, []string{"stderr"}
+	l, err := cfg.Build()
+	if err != nil {
+		return zap.NewNop()
+	}
+	return l.Named("bench")
+}
+
 func waitFor(ctx context.Context, limit time.Duration, f func() (bool, error)) error {
 	deadline := time.Now().Add(limit)
 	for {
@@ -479,7 +491,10 @@ func (w *timedWriter) InsertSnapshots(ctx context.Context, s []schema.SnapshotSu
 func runStages(ctx context.Context, brokers []string, dir, path string, st benchhist.Stats, w history.Writer, a *pipeArm) error {
 	mk := newMarks(st)
 	tw, sw := timed(w, mk)
-	log := zap.NewNop()
+	// The stages' warnings (a failed batch, a consumer restarting) go to
+	// stderr: a stage that keeps failing would otherwise show only as an
+	// arm that never catches up.
+	log := stageLogger()
 	m := method.Embedded()
 	out := bus.NewWriter(brokers, log)
 	defer out.Close()

@@ -265,12 +265,13 @@ func Generate(cfg Config, emit func(m Msg) error) (Stats, error) {
 }
 
 // snapshot publishes the registry as of its current day: records (all on
-// day 0, else the versions the known state lacks), then the differ's events
-// and the snapshot summary.
+// day 0, else the versions the known state lacks) and the snapshot's end
+// marker, then the differ's events and the snapshot summary.
 func snapshot(reg *corpus.Registry, known *differ.State, out func(Msg) error, st *Stats, full bool) (differ.Result, error) {
 	at := reg.Now()
 	id := "bench-" + at.Format("2006-01-02")
 	entries := make([]schema.Entry, 0, len(reg.Servers)*4)
+	published, names := 0, map[string]bool{} // what this snapshot puts on registry.records
 	for _, s := range reg.Servers {
 		if s.Status != "active" {
 			continue
@@ -296,12 +297,25 @@ func snapshot(reg *corpus.Registry, known *differ.State, out func(Msg) error, st
 					return differ.Result{}, err
 				}
 				st.Records++
+				published++
+				names[s.Name] = true
 				if err := out(Msg{Topic: schema.TopicRegistryRecords, Key: []byte(s.Name), Value: b, At: at}); err != nil {
 					return differ.Result{}, err
 				}
 			}
 			entries = append(entries, e)
 		}
+	}
+	// The snapshot's end, as ingest/registry publishes it: the history sink
+	// stores the snapshot's load row on it, and the provenance processor
+	// concludes at a snapshot only once that row exists.
+	endMsg, err := json.Marshal(&schema.RecordMsg{Type: schema.MsgSnapshotEnd, SnapshotID: id, Mode: schema.ModeFull, ObservedAt: at,
+		End: &schema.SnapshotEnd{Source: "bench/history", Entries: published, Names: len(names)}})
+	if err != nil {
+		return differ.Result{}, err
+	}
+	if err := out(Msg{Topic: schema.TopicRegistryRecords, Key: []byte{}, Value: endMsg, At: at}); err != nil {
+		return differ.Result{}, err
 	}
 	res := differ.Diff(known, differ.Snapshot{ID: id, Mode: schema.ModeFull, ObservedAt: at, Entries: entries}, differ.Options{})
 	if full {

@@ -43,9 +43,9 @@ func TestCalibration(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer r.Close()
-	n := 0
+	n, ends, records := 0, map[string]int{}, map[string]int{}
 	for {
-		_, err := r.Next()
+		m, err := r.Next()
 		if err == io.EOF {
 			break
 		}
@@ -53,9 +53,37 @@ func TestCalibration(t *testing.T) {
 			t.Fatal(err)
 		}
 		n++
+		switch m.Topic {
+		case schema.TopicRegistryRecords:
+			v, err := schema.Decode[schema.RecordMsg](m.Value)
+			if err != nil {
+				t.Fatalf("message %d: %v", n, err)
+			}
+			if v.Type == schema.MsgSnapshotEnd {
+				if v.End.Entries != records[v.SnapshotID] || ends[v.SnapshotID] > 0 {
+					t.Errorf("end of %s: %d entries, %d records published before it", v.SnapshotID, v.End.Entries, records[v.SnapshotID])
+				}
+				ends[v.SnapshotID]++
+			} else {
+				records[v.SnapshotID]++
+			}
+		case schema.TopicRegistrySnapshots:
+			v, err := schema.Decode[schema.SnapshotSummary](m.Value)
+			if err != nil {
+				t.Fatal(err)
+			}
+			// The history sink stores a snapshot's load row on its end
+			// marker, and the provenance processor waits for that row.
+			if ends[v.ID] != 1 {
+				t.Errorf("snapshot %s summarized without an end marker on registry.records before it", v.ID)
+			}
+		}
 	}
 	if n != st.Messages || r.Stats.Messages != n {
 		t.Errorf("read %d messages (trailer %d), generated %d", n, r.Stats.Messages, st.Messages)
+	}
+	if len(ends) != cfg.Days+1 {
+		t.Errorf("%d snapshot end markers, want one per day and day 0: %d", len(ends), cfg.Days+1)
 	}
 }
 
