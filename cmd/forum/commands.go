@@ -49,10 +49,15 @@ func newSQLCmd() *cobra.Command {
 		Short: "Run one read-only SQL statement against the store",
 		Long: `sql runs one SELECT (or WITH, SHOW, DESCRIBE, EXPLAIN) against the configured
 store and prints the rows. Writes are refused. Tables: registry_records,
-servers_latest, drift_events, snapshots, dlq.
+servers_latest, snapshots, dlq; the histories through their views, which show
+each key once (the tables are append-only, deduplicated on read):
+health_checks_v, drift_events_v, provenance_v, drift_states_v,
+incident_states_v, owner_bursts_v, provenance_signals_v, base_rates_v,
+provenance_gate_v, registry_loads_v; trust_records_v, publications_v.
+sql/examples holds queries that run on both engines.
 
 Example:
-  forum sql "SELECT kind, count(*) AS n FROM drift_events GROUP BY kind ORDER BY n DESC"`,
+  forum sql "SELECT kind, count(*) AS n FROM drift_events_v GROUP BY kind ORDER BY n DESC"`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			ctx := cmd.Context()
