@@ -62,6 +62,10 @@ func Main(ctx context.Context, args []string, command string) error {
 	if arm := os.Getenv(probeArmEnv); arm != "" {
 		return runProbeArm(ctx, arm)
 	}
+	if len(args) > 0 && args[0] == producerFlag {
+		return producerMain(ctx, args[1:])
+	}
+	setSelf(args)
 	fs := flag.NewFlagSet("bench", flag.ContinueOnError)
 	var c Config
 	fs.StringVar(&c.Dir, "dir", filepath.Join(os.TempDir(), "forum-bench"), "generated corpus directory (bench/gen output; generated when missing)")

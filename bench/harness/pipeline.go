@@ -6,6 +6,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"math"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -71,7 +72,7 @@ type pipeArm struct {
 	events         int
 	wall           time.Duration // first produce → all stored and committed
 	produce        time.Duration // first produce → the last write acknowledged
-	lag            []float32     // ms per stored row
+	lag            *lagHist      // ms per stored row
 	rssPeak        int64         // VmHWM after the arm (reset before it)
 	rssBase        int64         // VmRSS before the arm
 	day0           time.Duration // loading day 0 (untimed in wall)
@@ -91,7 +92,12 @@ func pipelineBench(ctx context.Context, c Config, _, _ string) (Section, error) 
 	sec := Section{ID: "pipeline", Title: "3. History through the embedded pipeline"}
 	hc := benchhist.Config{Servers: c.Servers, Days: c.PipelineDays, Remotes: c.PipelineRemotes, GitHub: true}
 	hc.Defaults()
-	path := filepath.Join(c.Dir, fmt.Sprintf("history-v1-s%d-d%d-r%d.bin", hc.Servers, hc.Days, hc.Remotes))
+	path := filepath.Join(c.Dir, fmt.Sprintf("history-v2-s%d-d%d-r%d.bin", hc.Servers, hc.Days, hc.Remotes))
+	if hc.Days > 1 {
+		// ~1 GB a day framed; compressed, a month leaves the disk to the
+		// broker and the store (the producer child decompresses it).
+		path += ".zst"
+	}
 	var genNote string
 	if _, err := os.Stat(path); err != nil {
 		t0 := time.Now()
@@ -243,57 +249,6 @@ func (m *marks) set(t time.Time, now int64) {
 	}
 }
 
-// produce writes the history file's messages (topic names prefixed) through
-// one bus writer and returns when every write is acknowledged.
-// Only messages [from, to) of the file are produced.
-func produce(ctx context.Context, brokers []string, path, prefix string, from, to int, mk *marks, log *zap.Logger) (int, error) {
-	r, err := benchhist.Open(path)
-	if err != nil {
-		return 0, err
-	}
-	defer r.Close()
-	w := bus.NewWriter(brokers, log)
-	defer w.Close()
-	n := 0
-	chunk := make([]kafka.Message, 0, produceChunk)
-	i := -1
-	flush := func() error {
-		if len(chunk) == 0 {
-			return nil
-		}
-		if err := w.WriteMessages(ctx, chunk...); err != nil {
-			return bus.SummarizeWriteError(err)
-		}
-		n += len(chunk)
-		chunk = make([]kafka.Message, 0, produceChunk)
-		return nil
-	}
-	for {
-		m, err := r.Next()
-		if err == io.EOF {
-			break
-		}
-		if err != nil {
-			return n, err
-		}
-		if i++; i < from {
-			continue
-		} else if i >= to {
-			break
-		}
-		if mk != nil {
-			mk.set(m.At, time.Now().UnixNano())
-		}
-		chunk = append(chunk, kafka.Message{Topic: prefix + m.Topic, Key: m.Key, Value: m.Value})
-		if len(chunk) == produceChunk {
-			if err := flush(); err != nil {
-				return n, err
-			}
-		}
-	}
-	return n, flush()
-}
-
 func topicSpecs(prefix string) []bus.TopicSpec {
 	var out []bus.TopicSpec
 	for _, t := range bus.TopicSpecs(3) {
@@ -331,6 +286,12 @@ func runFloor(ctx context.Context, path string, st benchhist.Stats) (pipeArm, er
 	}
 	defer os.RemoveAll(dir)
 	defer e.Close()
+	// The floor's peak RSS too: the broker and the bus client alone, the
+	// part of the embedded arm's figure that is not the stages or DuckDB.
+	runtime.GC()
+	debug.FreeOSMemory()
+	a.rssBase = procStatus("VmRSS")
+	resetPeakRSS()
 	var got atomic.Int64
 	cctx, cancel := context.WithCancel(ctx)
 	defer cancel()
@@ -345,14 +306,14 @@ func runFloor(ctx context.Context, path string, st benchhist.Stats) (pipeArm, er
 			func(_ context.Context, msgs []kafka.Message) error { got.Add(int64(len(msgs))); return nil })
 	}()
 	// Day 0 first, untimed, as in the embedded arm.
-	if _, err := produce(ctx, e.Addrs(), path, "", 0, st.Day0, nil, zap.NewNop()); err != nil {
+	if _, err := produceChild(ctx, e.Addrs(), path, 0, st.Day0, nil); err != nil {
 		return a, err
 	}
 	if err := waitFor(ctx, 20*time.Minute, func() (bool, error) { return got.Load() >= int64(st.Day0), nil }); err != nil {
 		return a, err
 	}
 	t0 := time.Now()
-	if _, err := produce(ctx, e.Addrs(), path, "", st.Day0, st.Messages, nil, zap.NewNop()); err != nil {
+	if _, err := produceChild(ctx, e.Addrs(), path, st.Day0, st.Messages, nil); err != nil {
 		return a, err
 	}
 	a.produce = time.Since(t0)
@@ -364,9 +325,22 @@ func runFloor(ctx context.Context, path string, st benchhist.Stats) (pipeArm, er
 		return l == 0, err
 	})
 	a.wall = time.Since(t0)
+	a.rssPeak = procStatus("VmHWM")
 	cancel()
 	<-done
 	return a, err
+}
+
+func stageLogger() *zap.Logger {
+	cfg := zap.NewProductionConfig()
+	cfg.Level = zap.NewAtomicLevelAt(zap.WarnLevel)
+	cfg.Sampling = &zap.SamplingConfig{Initial: 5, Thereafter: 100}
+	cfg.OutputPaths, cfg.ErrorOutputPaths = []string{"stderr"}, []string{"stderr"}
+	l, err := cfg.Build()
+	if err != nil {
+		return zap.NewNop()
+	}
+	return l.Named("bench")
 }
 
 func waitFor(ctx context.Context, limit time.Duration, f func() (bool, error)) error {
@@ -394,24 +368,65 @@ type timedWriter struct {
 	history.Writer
 	mk                             *marks
 	mu                             sync.Mutex
-	lag                            []float32
+	lag                            *lagHist
 	checks, events, records, snaps atomic.Int64
-	// time spent in the store, per table (ns)
+	// time spent in the store, per table (ns), and in whole-batch writes
 	tChecks, tEvents, tRecords, tSnaps atomic.Int64
+	tBatches, batches                  atomic.Int64
+}
+
+// timedBatchWriter is timedWriter over a store that writes a sink's whole
+// batch at once (store.BatchWriter), as the history sink then does.
+type timedBatchWriter struct{ *timedWriter }
+
+// timed returns the store under the sink, timed.
+func timed(w history.Writer, mk *marks) (*timedWriter, history.Writer) {
+	tw := &timedWriter{Writer: w, mk: mk, lag: &lagHist{}}
+	if _, ok := w.(store.BatchWriter); ok {
+		return tw, timedBatchWriter{tw}
+	}
+	return tw, tw
+}
+
+// WriteBatch writes and counts a batch; lag is noted per health check and
+// drift event, as in the per-table path.
+func (w timedBatchWriter) WriteBatch(ctx context.Context, b *store.Batch) error {
+	t0 := time.Now()
+	if err := w.Writer.(store.BatchWriter).WriteBatch(ctx, b); err != nil {
+		return err
+	}
+	w.tBatches.Add(int64(time.Since(t0)))
+	w.batches.Add(1)
+	ts := make([]time.Time, 0, len(b.Checks)+len(b.Events))
+	for i := range b.Checks {
+		ts = append(ts, b.Checks[i].ObservedAt)
+	}
+	for i := range b.Events {
+		ts = append(ts, b.Events[i].ObservedAt)
+	}
+	w.note(ts)
+	w.checks.Add(int64(len(b.Checks)))
+	w.events.Add(int64(len(b.Events)))
+	w.records.Add(int64(len(b.Records)))
+	w.snaps.Add(int64(len(b.Snapshots)))
+	return nil
 }
 
 // reset forgets the lags and store times so far (counts stay: they are totals).
 func (w *timedWriter) reset() {
 	w.mu.Lock()
-	w.lag = nil
+	w.lag = &lagHist{}
 	w.mu.Unlock()
-	for _, a := range []*atomic.Int64{&w.tChecks, &w.tEvents, &w.tRecords, &w.tSnaps} {
+	for _, a := range []*atomic.Int64{&w.tChecks, &w.tEvents, &w.tRecords, &w.tSnaps, &w.tBatches, &w.batches} {
 		a.Store(0)
 	}
 }
 
 func (w *timedWriter) times() string {
 	d := func(a *atomic.Int64) string { return time.Duration(a.Load()).Round(time.Millisecond).String() }
+	if n := w.batches.Load(); n > 0 {
+		return fmt.Sprintf("time in the store's writes: %s in %d whole-batch writes (one transaction each: every table of a sink batch)", d(&w.tBatches), n)
+	}
 	return fmt.Sprintf("time in the store's inserts: health checks %s, drift events %s, registry records %s, snapshots %s",
 		d(&w.tChecks), d(&w.tEvents), d(&w.tRecords), d(&w.tSnaps))
 }
@@ -421,7 +436,7 @@ func (w *timedWriter) note(ts []time.Time) {
 	w.mu.Lock()
 	for _, t := range ts {
 		if p := w.mk.at[w.mk.idx(t)].Load(); p > 0 {
-			w.lag = append(w.lag, float32(now-p)/1e6)
+			w.lag.add(float64(now-p) / 1e6)
 		}
 	}
 	w.mu.Unlock()
@@ -482,8 +497,11 @@ func (w *timedWriter) InsertSnapshots(ctx context.Context, s []schema.SnapshotSu
 // the history, and waits until everything is stored and committed.
 func runStages(ctx context.Context, brokers []string, dir, path string, st benchhist.Stats, w history.Writer, a *pipeArm) error {
 	mk := newMarks(st)
-	tw := &timedWriter{Writer: w, mk: mk}
-	log := zap.NewNop()
+	tw, sw := timed(w, mk)
+	// The stages' warnings (a failed batch, a consumer restarting) go to
+	// stderr: a stage that keeps failing would otherwise show only as an
+	// arm that never catches up.
+	log := stageLogger()
 	m := method.Embedded()
 	out := bus.NewWriter(brokers, log)
 	defer out.Close()
@@ -493,7 +511,7 @@ func runStages(ctx context.Context, brokers []string, dir, path string, st bench
 	// The components of `forum process` that the history feeds: the
 	// history sink, the drift, owner-burst and provenance processors
 	// (publishing their conclusions) and the results sink storing them.
-	sink, err := stage.New((&history.Sink{W: tw, Weights: m.Weights, Log: log}).Config(brokers, nil))
+	sink, err := stage.New((&history.Sink{W: sw, Weights: m.Weights, Log: log}).Config(brokers, nil))
 	if err != nil {
 		return err
 	}
@@ -576,7 +594,7 @@ func runStages(ctx context.Context, brokers []string, dir, path string, st bench
 	}
 	// Day 0 (the registry the month starts from) is loaded first, untimed.
 	t0 := time.Now()
-	if _, err := produce(ctx, brokers, path, "", 0, st.Day0, nil, log); err != nil {
+	if _, err := produceChild(ctx, brokers, path, 0, st.Day0, nil); err != nil {
 		return err
 	}
 	if err := waitFor(ctx, 60*time.Minute, caughtUp(int64(st.Day0Records), 1, 0, 0)); err != nil {
@@ -585,7 +603,7 @@ func runStages(ctx context.Context, brokers []string, dir, path string, st bench
 	a.day0 = time.Since(t0)
 	tw.reset()
 	t0 = time.Now()
-	if _, err := produce(ctx, brokers, path, "", st.Day0, st.Messages, mk, log); err != nil {
+	if _, err := produceChild(ctx, brokers, path, st.Day0, st.Messages, mk); err != nil {
 		return err
 	}
 	a.produce = time.Since(t0)
@@ -627,7 +645,7 @@ func runEmbedded(ctx context.Context, path string, st benchhist.Stats, c Config,
 	a.rssPeak = procStatus("VmHWM")
 	var ms runtime.MemStats
 	runtime.ReadMemStats(&ms)
-	goMem := fmt.Sprintf(" Go runtime memory at the end: %.0f MB obtained from the OS (%.0f MB heap in use; the same process runs the harness's producer, which reads the history file); DuckDB's memory_limit is %q (duckdb.DefaultMemoryLimit).", float64(ms.Sys)/1e6, float64(ms.HeapInuse)/1e6, duckdb.DefaultMemoryLimit)
+	goMem := fmt.Sprintf(" Go runtime memory at the end: %.0f MB obtained from the OS (%.0f MB heap in use; the producer runs in a child process, not counted here); DuckDB's memory_limit is %q (duckdb.DefaultMemoryLimit).", float64(ms.Sys)/1e6, float64(ms.HeapInuse)/1e6, duckdb.DefaultMemoryLimit)
 	if runErr != nil {
 		return a, runErr
 	}
@@ -677,8 +695,8 @@ func runSinkOnly(ctx context.Context, path string, st benchhist.Stats) (pipeArm,
 	if err := s.Migrate(ctx); err != nil {
 		return a, err
 	}
-	tw := &timedWriter{Writer: s, mk: newMarks(st)}
-	sink, err := stage.New((&history.Sink{W: tw, Weights: method.Embedded().Weights, Log: zap.NewNop()}).Config(nil, nil))
+	tw, sw := timed(s, newMarks(st))
+	sink, err := stage.New((&history.Sink{W: sw, Weights: method.Embedded().Weights, Log: zap.NewNop()}).Config(nil, nil))
 	if err != nil {
 		return a, err
 	}
@@ -825,20 +843,56 @@ func duSize(dir string) string {
 	return fmt.Sprintf("%.0f MB", float64(n)/1e6)
 }
 
-func lagStr(l []float32) string {
-	if len(l) == 0 {
+func lagStr(l *lagHist) string {
+	if l == nil || l.n == 0 {
 		return "—"
 	}
-	s := append([]float32(nil), l...)
-	sort.Slice(s, func(i, j int) bool { return s[i] < s[j] })
-	q := func(p float64) string {
-		v := s[min(len(s)-1, int(p*float64(len(s))))]
+	q := func(v float64) string {
 		if v >= 1000 {
 			return fmt.Sprintf("%.1f s", v/1000)
 		}
 		return fmt.Sprintf("%.0f ms", v)
 	}
-	return q(0.5) + " / " + q(0.99) + " / " + q(1)
+	return q(l.quantile(0.5)) + " / " + q(l.quantile(0.99)) + " / " + q(l.max)
+}
+
+// lagHist counts lags (ms) in buckets 1 % wide, so a month of stored rows
+// (15 M) costs the harness a few KB instead of a float per row, which
+// would show in the arm's peak RSS. Quantiles are bucket upper bounds
+// (within 1 %); the maximum is exact.
+type lagHist struct {
+	counts []int64
+	n      int64
+	max    float64
+}
+
+var lagGrowth = math.Log(1.01)
+
+func (h *lagHist) add(ms float64) {
+	b := 0
+	if ms >= 1 {
+		b = int(math.Log(ms)/lagGrowth) + 1
+	}
+	if b >= len(h.counts) {
+		h.counts = append(h.counts, make([]int64, b+1-len(h.counts))...)
+	}
+	h.counts[b]++
+	h.n++
+	h.max = max(h.max, ms)
+}
+
+func (h *lagHist) quantile(q float64) float64 {
+	rank := int64(math.Ceil(q * float64(h.n)))
+	var seen int64
+	for b, c := range h.counts {
+		if seen += c; seen >= rank && c > 0 {
+			if b == 0 {
+				return 1
+			}
+			return min(math.Exp(float64(b)*lagGrowth), h.max)
+		}
+	}
+	return h.max
 }
 
 func rssStr(a pipeArm) string {

@@ -21,7 +21,10 @@
 // Generate streams the messages to a callback (nothing is held but the
 // registry and the differ state); WriteFile/ReadFile keep them in a framed
 // file so the benchmark's producers read bytes instead of encoding JSON.
-// The same Config and seed always give the same bytes.
+// The same Config and seed always give the same bytes. A path ending in
+// .zst is zstd-compressed (klauspost/compress): the month is ~30 GB framed
+// and ~10x smaller compressed, which leaves the disk to the broker and the
+// store it benchmarks.
 package history
 
 import (
@@ -37,7 +40,10 @@ import (
 	"math/rand/v2"
 	"os"
 	"sort"
+	"strings"
 	"time"
+
+	"github.com/klauspost/compress/zstd"
 
 	"github.com/forum-mcp/forum/bench/corpus"
 	"github.com/forum-mcp/forum/ingest/differ"
@@ -259,12 +265,13 @@ func Generate(cfg Config, emit func(m Msg) error) (Stats, error) {
 }
 
 // snapshot publishes the registry as of its current day: records (all on
-// day 0, else the versions the known state lacks), then the differ's events
-// and the snapshot summary.
+// day 0, else the versions the known state lacks) and the snapshot's end
+// marker, then the differ's events and the snapshot summary.
 func snapshot(reg *corpus.Registry, known *differ.State, out func(Msg) error, st *Stats, full bool) (differ.Result, error) {
 	at := reg.Now()
 	id := "bench-" + at.Format("2006-01-02")
 	entries := make([]schema.Entry, 0, len(reg.Servers)*4)
+	published, names := 0, map[string]bool{} // what this snapshot puts on registry.records
 	for _, s := range reg.Servers {
 		if s.Status != "active" {
 			continue
@@ -290,12 +297,25 @@ func snapshot(reg *corpus.Registry, known *differ.State, out func(Msg) error, st
 					return differ.Result{}, err
 				}
 				st.Records++
+				published++
+				names[s.Name] = true
 				if err := out(Msg{Topic: schema.TopicRegistryRecords, Key: []byte(s.Name), Value: b, At: at}); err != nil {
 					return differ.Result{}, err
 				}
 			}
 			entries = append(entries, e)
 		}
+	}
+	// The snapshot's end, as ingest/registry publishes it: the history sink
+	// stores the snapshot's load row on it, and the provenance processor
+	// concludes at a snapshot only once that row exists.
+	endMsg, err := json.Marshal(&schema.RecordMsg{Type: schema.MsgSnapshotEnd, SnapshotID: id, Mode: schema.ModeFull, ObservedAt: at,
+		End: &schema.SnapshotEnd{Source: "bench/history", Entries: published, Names: len(names)}})
+	if err != nil {
+		return differ.Result{}, err
+	}
+	if err := out(Msg{Topic: schema.TopicRegistryRecords, Key: []byte{}, Value: endMsg, At: at}); err != nil {
+		return differ.Result{}, err
 	}
 	res := differ.Diff(known, differ.Snapshot{ID: id, Mode: schema.ModeFull, ObservedAt: at, Entries: entries}, differ.Options{})
 	if full {
@@ -404,7 +424,16 @@ func WriteFile(path string, cfg Config) (Stats, error) {
 		return Stats{}, fmt.Errorf("history: %w", err)
 	}
 	defer os.Remove(tmp)
-	w := bufio.NewWriterSize(f, 1<<20)
+	var out io.Writer = f
+	var zw *zstd.Encoder
+	if strings.HasSuffix(path, ".zst") {
+		if zw, err = zstd.NewWriter(f, zstd.WithEncoderLevel(zstd.SpeedDefault)); err != nil {
+			f.Close()
+			return Stats{}, fmt.Errorf("history: %w", err)
+		}
+		out = zw
+	}
+	w := bufio.NewWriterSize(out, 1<<20)
 	w.WriteString(magic)
 	ti := map[string]uint64{}
 	for i, t := range fileTopics {
@@ -432,6 +461,12 @@ func WriteFile(path string, cfg Config) (Stats, error) {
 		f.Close()
 		return st, fmt.Errorf("history: write %s: %w", path, err)
 	}
+	if zw != nil {
+		if err := zw.Close(); err != nil {
+			f.Close()
+			return st, fmt.Errorf("history: write %s: %w", path, err)
+		}
+	}
 	if err := f.Close(); err != nil {
 		return st, fmt.Errorf("history: write %s: %w", path, err)
 	}
@@ -444,6 +479,7 @@ func WriteFile(path string, cfg Config) (Stats, error) {
 // Reader reads a history file message by message.
 type Reader struct {
 	f     *os.File
+	z     *zstd.Decoder // nil unless the file is .zst
 	r     *bufio.Reader
 	Stats Stats // set once Next has returned io.EOF
 }
@@ -454,17 +490,36 @@ func Open(path string) (*Reader, error) {
 	if err != nil {
 		return nil, fmt.Errorf("history: %w", err)
 	}
-	r := bufio.NewReaderSize(f, 1<<20)
+	var in io.Reader = f
+	var zr *zstd.Decoder
+	if strings.HasSuffix(path, ".zst") {
+		// One goroutine: the benchmark's producer decompresses beside the
+		// pipeline it measures, on the same cores.
+		if zr, err = zstd.NewReader(f, zstd.WithDecoderConcurrency(1)); err != nil {
+			f.Close()
+			return nil, fmt.Errorf("history: %s: %w", path, err)
+		}
+		in = zr
+	}
+	r := bufio.NewReaderSize(in, 1<<20)
 	h := make([]byte, len(magic))
 	if _, err := io.ReadFull(r, h); err != nil || string(h) != magic {
+		if zr != nil {
+			zr.Close()
+		}
 		f.Close()
 		return nil, fmt.Errorf("history: %s is not a history file", path)
 	}
-	return &Reader{f: f, r: r}, nil
+	return &Reader{f: f, z: zr, r: r}, nil
 }
 
 // Close closes the file.
-func (r *Reader) Close() error { return r.f.Close() }
+func (r *Reader) Close() error {
+	if r.z != nil {
+		r.z.Close()
+	}
+	return r.f.Close()
+}
 
 // Next returns the next message (its slices are fresh: the caller may keep
 // them), or io.EOF after the last one.

@@ -3,7 +3,9 @@ package history
 import (
 	"io"
 	"math"
+	"os"
 	"path/filepath"
+	"reflect"
 	"testing"
 
 	"github.com/forum-mcp/forum/ingest/github"
@@ -41,9 +43,9 @@ func TestCalibration(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer r.Close()
-	n := 0
+	n, ends, records := 0, map[string]int{}, map[string]int{}
 	for {
-		_, err := r.Next()
+		m, err := r.Next()
 		if err == io.EOF {
 			break
 		}
@@ -51,8 +53,83 @@ func TestCalibration(t *testing.T) {
 			t.Fatal(err)
 		}
 		n++
+		switch m.Topic {
+		case schema.TopicRegistryRecords:
+			v, err := schema.Decode[schema.RecordMsg](m.Value)
+			if err != nil {
+				t.Fatalf("message %d: %v", n, err)
+			}
+			if v.Type == schema.MsgSnapshotEnd {
+				if v.End.Entries != records[v.SnapshotID] || ends[v.SnapshotID] > 0 {
+					t.Errorf("end of %s: %d entries, %d records published before it", v.SnapshotID, v.End.Entries, records[v.SnapshotID])
+				}
+				ends[v.SnapshotID]++
+			} else {
+				records[v.SnapshotID]++
+			}
+		case schema.TopicRegistrySnapshots:
+			v, err := schema.Decode[schema.SnapshotSummary](m.Value)
+			if err != nil {
+				t.Fatal(err)
+			}
+			// The history sink stores a snapshot's load row on its end
+			// marker, and the provenance processor waits for that row.
+			if ends[v.ID] != 1 {
+				t.Errorf("snapshot %s summarized without an end marker on registry.records before it", v.ID)
+			}
+		}
 	}
 	if n != st.Messages || r.Stats.Messages != n {
 		t.Errorf("read %d messages (trailer %d), generated %d", n, r.Stats.Messages, st.Messages)
+	}
+	if len(ends) != cfg.Days+1 {
+		t.Errorf("%d snapshot end markers, want one per day and day 0: %d", len(ends), cfg.Days+1)
+	}
+}
+
+// TestCompressedFile: a .zst file reads back message for message as the
+// plain file of the same config, and is smaller.
+func TestCompressedFile(t *testing.T) {
+	cfg := Config{Servers: 500, Days: 1, Remotes: 100, GitHub: true}
+	dir := t.TempDir()
+	plain, zst := filepath.Join(dir, "h.bin"), filepath.Join(dir, "h.bin.zst")
+	if _, err := WriteFile(plain, cfg); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := WriteFile(zst, cfg); err != nil {
+		t.Fatal(err)
+	}
+	a, err := Open(plain)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer a.Close()
+	b, err := Open(zst)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b.Close()
+	n := 0
+	for {
+		ma, ea := a.Next()
+		mb, eb := b.Next()
+		if ea != eb {
+			t.Fatalf("message %d: errors %v and %v", n, ea, eb)
+		}
+		if ea == io.EOF {
+			break
+		}
+		if ea != nil {
+			t.Fatal(ea)
+		}
+		if !reflect.DeepEqual(ma, mb) {
+			t.Fatalf("message %d differs: %+v / %+v", n, ma, mb)
+		}
+		n++
+	}
+	pi, _ := os.Stat(plain)
+	zi, _ := os.Stat(zst)
+	if n == 0 || zi.Size()*3 > pi.Size() {
+		t.Errorf("%d messages; %d bytes compressed of %d", n, zi.Size(), pi.Size())
 	}
 }

@@ -93,10 +93,12 @@ file-reading table functions (read_csv, read_parquet, glob, file(), url(), …)
 are refused as well.
 
 Tables and views (DuckDB and ClickHouse alike; sql/examples/README.md says
-what the views add):
+what the views add). The histories are append-only, deduplicated on read: a
+row delivered twice is stored twice until a merge, so ask the *_v views,
+which show each key once:
 ` + sqlTablesHelp() + `
 Examples:
-  forum sql "SELECT kind, count(*) AS n FROM drift_events GROUP BY kind ORDER BY n DESC"
+  forum sql "SELECT kind, count(*) AS n FROM drift_events_v GROUP BY kind ORDER BY n DESC"
   forum sql -f sql/examples/uptime_30d.sql
   forum sql -f sql/examples/band_history.sql --param server=io.github.someone/some-mcp --param now_ms=1760054400000
   forum sql --server 127.0.0.1:8815 --token "$TOKEN" -f sql/examples/band_changes.sql --format json`,

@@ -123,61 +123,62 @@ func Decode(m kafka.Message) (input, error) {
 
 // Apply stores a batch: registry records (and, after them, the loads of
 // the snapshots whose end marker they reached), then the rest. Every insert
-// is idempotent.
+// is idempotent. A store that writes a whole batch at once
+// (store.BatchWriter: DuckDB, one transaction) gets it in one call.
 func (s *Sink) Apply(ctx context.Context, batch []stage.Item[input]) error {
-	var (
-		recs   []store.Record
-		loads  []store.RegistryLoad
-		evs    []schema.DriftEvent
-		snaps  []schema.SnapshotSummary
-		checks []store.HealthCheck
-		obs    []store.Provenance
-		incs   []store.Incident
-		audit  []store.IncidentAudit
-		dlq    []schema.DLQMessage
-	)
+	var b store.Batch
 	for _, it := range batch {
 		v := it.Value
 		switch {
 		case v.rec != nil:
 			switch v.rec.Type {
 			case schema.MsgRecord:
-				recs = append(recs, store.RecordFromEntry(v.rec.Entry, v.rec.SnapshotID, v.rec.ObservedAt))
+				b.Records = append(b.Records, store.RecordFromEntry(v.rec.Entry, v.rec.SnapshotID, v.rec.ObservedAt))
 			case schema.MsgSnapshotEnd:
 				// registry.records has one partition: every record of the
 				// snapshot came before its end, in this batch or an
 				// earlier one, and is stored before the load row.
-				loads = append(loads, store.RegistryLoad{SnapshotID: v.rec.SnapshotID, ObservedAt: v.rec.ObservedAt.UTC(), Entries: v.rec.End.Entries})
+				b.Loads = append(b.Loads, store.RegistryLoad{SnapshotID: v.rec.SnapshotID, ObservedAt: v.rec.ObservedAt.UTC(), Entries: v.rec.End.Entries})
 			}
 		case v.ev != nil:
-			evs = append(evs, *v.ev)
+			b.Events = append(b.Events, *v.ev)
 		case v.snap != nil:
-			snaps = append(snaps, *v.snap)
+			b.Snapshots = append(b.Snapshots, *v.snap)
 		case v.check != nil:
-			checks = append(checks, HealthRow(v.check, v.raw))
+			b.Checks = append(b.Checks, HealthRow(v.check, v.raw))
 		case v.obs != nil:
-			obs = append(obs, ProvenanceRow(s.Weights, *v.obs))
+			b.Prov = append(b.Prov, ProvenanceRow(s.Weights, *v.obs))
 		case v.inc != nil:
-			incs = append(incs, incidents.Row(v.inc.Incident))
+			b.Incidents = append(b.Incidents, incidents.Row(v.inc.Incident))
 			if v.inc.Audit.ID != "" {
-				audit = append(audit, incidents.AuditRow(*v.inc))
+				b.Audit = append(b.Audit, incidents.AuditRow(*v.inc))
 			}
 		case v.dlq != nil:
-			dlq = append(dlq, *v.dlq)
+			b.DLQ = append(b.DLQ, *v.dlq)
 		}
 	}
+	if bw, ok := s.W.(store.BatchWriter); ok {
+		if b.Len() == 0 {
+			return nil
+		}
+		// One transaction for the whole batch: timed as one write.
+		if err := s.Times.timed("history_batch", func() error { return bw.WriteBatch(ctx, &b) }); err != nil {
+			return fmt.Errorf("storing the batch: %w", err)
+		}
+		return nil
+	}
 	return s.Times.run([]step{
-		{"registry records", "registry_records", len(recs), func() error { return s.W.InsertRecords(ctx, recs) }},
-		{"registry loads", "registry_loads", len(loads), func() error { return s.W.InsertRegistryLoads(ctx, loads) }},
-		{"drift events", "drift_events", len(evs), func() error { return s.W.InsertEvents(ctx, evs) }},
-		{"snapshots", "snapshots", len(snaps), func() error { return s.W.InsertSnapshots(ctx, snaps) }},
-		{"health checks", "health_checks", len(checks), func() error { return s.W.InsertHealthChecks(ctx, checks) }},
-		{"provenance", "provenance", len(obs), func() error { return s.W.InsertProvenance(ctx, obs) }},
+		{"registry records", "registry_records", len(b.Records), func() error { return s.W.InsertRecords(ctx, b.Records) }},
+		{"registry loads", "registry_loads", len(b.Loads), func() error { return s.W.InsertRegistryLoads(ctx, b.Loads) }},
+		{"drift events", "drift_events", len(b.Events), func() error { return s.W.InsertEvents(ctx, b.Events) }},
+		{"snapshots", "snapshots", len(b.Snapshots), func() error { return s.W.InsertSnapshots(ctx, b.Snapshots) }},
+		{"health checks", "health_checks", len(b.Checks), func() error { return s.W.InsertHealthChecks(ctx, b.Checks) }},
+		{"provenance", "provenance", len(b.Prov), func() error { return s.W.InsertProvenance(ctx, b.Prov) }},
 		// The audit row first: an incident row never exists without the
 		// entry that says who entered it and why.
-		{"incident audit", "incident_audit", len(audit), func() error { return s.W.InsertIncidentAudit(ctx, audit) }},
-		{"incidents", "incidents", len(incs), func() error { return s.W.InsertIncidents(ctx, incs) }},
-		{"dead letters", "dlq", len(dlq), func() error { return s.W.InsertDLQ(ctx, dlq) }},
+		{"incident audit", "incident_audit", len(b.Audit), func() error { return s.W.InsertIncidentAudit(ctx, b.Audit) }},
+		{"incidents", "incidents", len(b.Incidents), func() error { return s.W.InsertIncidents(ctx, b.Incidents) }},
+		{"dead letters", "dlq", len(b.DLQ), func() error { return s.W.InsertDLQ(ctx, b.DLQ) }},
 	})
 }
 

@@ -130,13 +130,14 @@ func TestBadMessagesBecomeDeadLetters(t *testing.T) {
 	if _, err := s.GetServer(ctx, "io.example/a"); err != nil {
 		t.Errorf("the good record is not in the latest view: %v", err)
 	}
-	// forum_store_write_seconds{table}: one observation per insert that had
-	// rows (two deliveries; the dead letters stored once per delivery).
+	// forum_store_write_seconds{table}: DuckDB takes a sink batch in one
+	// transaction (store.BatchWriter), observed as history_batch: two
+	// deliveries, each followed by its dead letters' batch.
 	// A second sink on the same registry shares the histogram.
 	if history.NewWriteTimes(reg) == nil {
 		t.Error("a second sink could not share forum_store_write_seconds")
 	}
-	for table, n := range map[string]int{"registry_records": 2, "health_checks": 2, "dlq": 2, "provenance": 0} {
+	for table, n := range map[string]int{"history_batch": 4, "registry_records": 0} {
 		if got := histCount(t, reg, table); got != n {
 			t.Errorf("forum_store_write_seconds{table=%q}: %d observations, want %d", table, got, n)
 		}
@@ -169,4 +170,39 @@ func histCount(t *testing.T, g prometheus.Gatherer, table string) int {
 		}
 	}
 	return 0
+}
+
+// perTable hides the store's WriteBatch: the sink then writes table by
+// table, as it does on ClickHouse.
+type perTable struct{ history.Writer }
+
+// TestWriteTimesPerTable: a store without one-transaction batches is timed
+// per table that had rows.
+func TestWriteTimesPerTable(t *testing.T) {
+	ctx := context.Background()
+	s, err := duckdb.Open(ctx, filepath.Join(t.TempDir(), "h.duckdb"), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	if err := s.Migrate(ctx); err != nil {
+		t.Fatal(err)
+	}
+	t0 := time.Date(2025, 10, 9, 20, 30, 3, 0, time.UTC)
+	reg := prometheus.NewRegistry()
+	sink := &history.Sink{W: perTable{s}, Weights: method.Embedded().Weights, Times: history.NewWriteTimes(reg)}
+	batch := []kafka.Message{
+		msg(t, schema.TopicRegistryDiffs, schema.DriftEvent{ID: "e1", Server: "io.example/a", Kind: schema.KindNewServer, ObservedAt: t0}),
+		msg(t, schema.TopicHealthChecks, schema.HealthCheck{ID: "c1", Server: "io.example/a", RemoteURL: "https://a.example/mcp", ObservedAt: t0, Outcome: schema.OutcomeOK}),
+	}
+	for range 3 {
+		if dead := handle(t, sink.Config(nil, nil), nil, batch); len(dead) != 0 {
+			t.Fatalf("dead letters: %+v", dead)
+		}
+	}
+	for table, n := range map[string]int{"drift_events": 3, "health_checks": 3, "registry_records": 0, "history_batch": 0} {
+		if got := histCount(t, reg, table); got != n {
+			t.Errorf("forum_store_write_seconds{table=%q}: %d observations, want %d", table, got, n)
+		}
+	}
 }

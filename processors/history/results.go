@@ -2,6 +2,7 @@ package history
 
 import (
 	"context"
+	"fmt"
 	"time"
 
 	"github.com/segmentio/kafka-go"
@@ -108,17 +109,10 @@ func decodeDriftState(b []byte) (schema.DriftState, error) {
 	return v, v.Validate()
 }
 
-// Apply stores a batch of conclusions.
+// Apply stores a batch of conclusions, in one call when the store writes
+// a whole batch at once (store.BatchWriter).
 func (s *ResultsSink) Apply(ctx context.Context, batch []stage.Item[result]) error {
-	var (
-		drifts []store.DriftStateRow
-		incs   []store.IncidentStateRow
-		bursts []store.OwnerBurstRow
-		provs  []store.ProvenanceSignalRow
-		rates  []store.BaseRateRow
-		gates  []store.GateRow
-		recs   []store.TrustRecord
-	)
+	var b store.Batch
 	for _, it := range batch {
 		v := it.Value
 		switch {
@@ -126,28 +120,38 @@ func (s *ResultsSink) Apply(ctx context.Context, batch []stage.Item[result]) err
 			if v.drift.Server == "" {
 				continue // a namespace's bulk edits: evidence in its servers' records, not a history row
 			}
-			drifts = append(drifts, DriftRow(v.drift, v.raw))
+			b.DriftStates = append(b.DriftStates, DriftRow(v.drift, v.raw))
 		case v.inc != nil:
-			incs = append(incs, IncidentStateRowOf(v.inc, v.raw))
+			b.IncidentStates = append(b.IncidentStates, IncidentStateRowOf(v.inc, v.raw))
 		case v.burst != nil:
-			bursts = append(bursts, OwnerBurstRowOf(v.burst, v.raw))
+			b.OwnerBursts = append(b.OwnerBursts, OwnerBurstRowOf(v.burst, v.raw))
 		case v.prov != nil:
-			provs = append(provs, ProvenanceSignalRowOf(v.prov, v.raw))
+			b.ProvSignals = append(b.ProvSignals, ProvenanceSignalRowOf(v.prov, v.raw))
 		case v.rates != nil:
 			rs, g := RateRows(v.rates)
-			rates = append(rates, rs...)
-			gates = append(gates, g)
+			b.BaseRates = append(b.BaseRates, rs...)
+			b.Gates = append(b.Gates, g)
 		case v.record != nil:
-			recs = append(recs, TrustRecordOf(v.record))
+			b.TrustRecords = append(b.TrustRecords, TrustRecordOf(v.record))
 		}
 	}
+	if bw, ok := s.W.(store.BatchWriter); ok {
+		if b.Len() == 0 {
+			return nil
+		}
+		// One transaction for the whole batch: timed as one write.
+		if err := s.Times.timed("results_batch", func() error { return bw.WriteBatch(ctx, &b) }); err != nil {
+			return fmt.Errorf("storing the batch: %w", err)
+		}
+		return nil
+	}
 	return s.Times.run([]step{
-		{"drift states", "drift_states", len(drifts), func() error { return s.W.InsertDriftStates(ctx, drifts) }},
-		{"incident states", "incident_states", len(incs), func() error { return s.W.InsertIncidentStates(ctx, incs) }},
-		{"owner bursts", "owner_bursts", len(bursts), func() error { return s.W.InsertOwnerBursts(ctx, bursts) }},
-		{"provenance signals", "provenance_signals", len(provs), func() error { return s.W.InsertProvenanceSignals(ctx, provs) }},
-		{"base rates", "base_rates", len(gates), func() error { return s.W.InsertBaseRates(ctx, rates, gates) }},
-		{"trust records", "trust_records", len(recs), func() error { return s.W.InsertTrustRecords(ctx, recs) }},
+		{"drift states", "drift_states", len(b.DriftStates), func() error { return s.W.InsertDriftStates(ctx, b.DriftStates) }},
+		{"incident states", "incident_states", len(b.IncidentStates), func() error { return s.W.InsertIncidentStates(ctx, b.IncidentStates) }},
+		{"owner bursts", "owner_bursts", len(b.OwnerBursts), func() error { return s.W.InsertOwnerBursts(ctx, b.OwnerBursts) }},
+		{"provenance signals", "provenance_signals", len(b.ProvSignals), func() error { return s.W.InsertProvenanceSignals(ctx, b.ProvSignals) }},
+		{"base rates", "base_rates", len(b.Gates), func() error { return s.W.InsertBaseRates(ctx, b.BaseRates, b.Gates) }},
+		{"trust records", "trust_records", len(b.TrustRecords), func() error { return s.W.InsertTrustRecords(ctx, b.TrustRecords) }},
 	})
 }
 

@@ -60,6 +60,7 @@ func TestIntegrationClickHouse(t *testing.T) {
 	storetest.RunResults(t, open)
 	storetest.RunBulk(t, open)
 	storetest.RunAdmin(t, open)
+	storetest.RunRedelivery(t, open)
 
 	// Health history survives a restart: the same database, a new Store.
 	t.Run("Restart", func(t *testing.T) {

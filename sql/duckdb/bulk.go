@@ -100,7 +100,7 @@ func (s *Store) AllEvents(ctx context.Context, fn func(schema.DriftEvent) error)
 		}
 		e.ObservedAt = e.ObservedAt.UTC()
 		return fn(e)
-	}, `SELECT `+strings.Join(eventCols, ", ")+` FROM drift_events ORDER BY server, observed_at, id`)
+	}, `SELECT `+strings.Join(eventCols, ", ")+` FROM drift_events_v ORDER BY server, observed_at, id`)
 	if err != nil {
 		return fmt.Errorf("duckdb: all events: %w", err)
 	}

@@ -62,6 +62,10 @@ func TestResults(t *testing.T) { storetest.RunResults(t, storetest.TempFile(Open
 
 func TestBulk(t *testing.T) { storetest.RunBulk(t, storetest.TempFile(Open, "forum.duckdb")) }
 
+func TestRedelivery(t *testing.T) {
+	storetest.RunRedelivery(t, storetest.TempFile(Open, "forum.duckdb"))
+}
+
 // TestUpgradeFrom0008: a store left by a release before 0009_results (trust
 // records without leaf_hash) upgrades in place: old rows read with an empty
 // leaf, new ones keep theirs, and migrating again changes nothing.
@@ -172,6 +176,89 @@ func TestUpgradeFrom0009(t *testing.T) {
 			if v.IsLatest != (v.ContentSHA256 == "v1-latest") {
 				t.Errorf("round %d: after v1 is latest again: %s latest=%v", round, v.ContentSHA256, v.IsLatest)
 			}
+		}
+		s.Close()
+	}
+}
+
+// TestUpgradeToAppendOnly: a store left by a release before 0012 (keyed
+// histories, ON CONFLICT upserts) upgrades in place: every row is kept,
+// reads see it once, a later write of the same key wins over it, a
+// redelivery of that write changes nothing, and migrating again is a no-op.
+func TestUpgradeToAppendOnly(t *testing.T) {
+	ctx := context.Background()
+	path := filepath.Join(t.TempDir(), "old.duckdb")
+	s, err := Open(ctx, path, zaptest.NewLogger(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.migrate(ctx, 9); err != nil {
+		t.Fatalf("migrate to 0009: %v", err)
+	}
+	// Rows as the keyed tables of 0002, 0001, 0007 and 0009 held them.
+	for _, q := range []string{
+		`INSERT INTO health_checks (id, server, remote_url, observed_at, transport, outcome, error_class, http_status,
+			latency_ms, auth_kind, protocol_version, tool_count, tools_listed, check_json)
+			VALUES ('h1', 'a/x', 'https://a.example/', TIMESTAMP '2025-03-01 00:00:00', 'sse', 'ok', '', 200, 12.5, 'none', 'p', 2, true, '{"old":1}')`,
+		`INSERT INTO drift_events (id, server, namespace, kind, version, before, after, observed_at, version_bump, snapshot_id)
+			VALUES ('e1', 'a/x', 'a', 'title_changed', '1', 'A', 'B', TIMESTAMP '2025-03-01 00:00:00', false, 's1')`,
+		`INSERT INTO provenance (id, repo, observed_at, status, http_status, not_modified, full_name, renamed_to, owner_login,
+			owner_type, stars, fork, archived, disabled, license_spdx, commits_fetched, commits_count, authors, verified, empty, cap_hit)
+			VALUES ('github:o/r@1', 'github.com/o/r', TIMESTAMP '2025-03-01 00:00:00', 'resolved', 200, false, 'o/r', '', 'o', 'User',
+			7, false, false, false, 'MIT', false, 0, 0, 0, false, false)`,
+		`INSERT INTO drift_states (server, namespace, as_of, score, strong_negative, events, state)
+			VALUES ('a/x', 'a', TIMESTAMP '2025-03-01 00:00:00', 90, false, 1, '{"old":1}')`,
+		`INSERT INTO registry_loads (snapshot_id, observed_at, entries) VALUES ('s1', TIMESTAMP '2025-03-01 00:00:00', 3)`,
+	} {
+		if _, err := s.db.ExecContext(ctx, q); err != nil {
+			t.Fatalf("an old row: %v\n%s", err, q)
+		}
+	}
+	s.Close()
+	at := time.Date(2025, 3, 1, 0, 0, 0, 0, time.UTC)
+	newer := store.HealthCheck{ID: "h1", Server: "a/x", RemoteURL: "https://a.example/", ObservedAt: at, Outcome: "unreachable", Check: `{"new":1}`}
+	for round := range 2 { // the second Migrate (and reopen) must be a no-op
+		s, err := Open(ctx, path, zaptest.NewLogger(t))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := s.Migrate(ctx); err != nil {
+			t.Fatalf("round %d: Migrate: %v", round, err)
+		}
+		hcs, err := s.HealthChecks(ctx, store.HealthQuery{Server: "a/x"})
+		if err != nil || len(hcs) != 1 {
+			t.Fatalf("round %d: HealthChecks = %+v, %v", round, hcs, err)
+		}
+		if want := map[int]string{0: `{"old":1}`, 1: `{"new":1}`}[round]; hcs[0].Check != want {
+			t.Errorf("round %d: check %s, want %s", round, hcs[0].Check, want)
+		}
+		if round == 0 {
+			for range 2 { // written, then redelivered
+				if err := s.InsertHealthChecks(ctx, []store.HealthCheck{newer}); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if hcs, err := s.HealthChecks(ctx, store.HealthQuery{Server: "a/x"}); err != nil || len(hcs) != 1 || hcs[0].Check != `{"new":1}` {
+				t.Errorf("after a newer write of an old id: %+v, %v", hcs, err)
+			}
+		}
+		c, err := s.Counts(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if c["health_checks"] != 1 || c["drift_events"] != 1 || c["provenance"] != 1 {
+			t.Errorf("round %d: counts %v, want each old row once", round, c)
+		}
+		ds, err := s.DriftStates(ctx, "a/x", 10)
+		if err != nil || len(ds) != 1 || ds[0].State != `{"old":1}` {
+			t.Errorf("round %d: DriftStates = %+v, %v", round, ds, err)
+		}
+		if ok, err := s.SnapshotLoaded(ctx, "s1"); err != nil || !ok {
+			t.Errorf("round %d: SnapshotLoaded(s1) = %v, %v", round, ok, err)
+		}
+		var pk int
+		if err := s.db.QueryRowContext(ctx, `SELECT count(*) FROM duckdb_constraints() WHERE table_name IN ('health_checks', 'drift_events', 'provenance', 'drift_states') AND constraint_type = 'PRIMARY KEY'`).Scan(&pk); err != nil || pk != 0 {
+			t.Errorf("round %d: %d primary keys left on the histories (%v)", round, pk, err)
 		}
 		s.Close()
 	}

@@ -20,16 +20,18 @@ var incidentConflict = "ON CONFLICT (id) DO UPDATE SET " + setAll(incidentCols, 
 	(excluded.status = 'retracted' AND incidents.status <> 'retracted') OR
 	((excluded.status = 'retracted') = (incidents.status = 'retracted') AND ` + differs("incidents", incidentCols, "id") + `)))`
 
+func incidentBatch(rows []store.Incident) batch {
+	return batch{"incidents", incidentCols, mapArgs(store.ReduceIncidents(rows), func(r store.Incident) []any {
+		return []any{r.ID, r.Server, store.Millis(r.Date), r.Class, r.Severity, r.Status, r.SourceURI, r.Curator, r.Note, store.Millis(r.UpdatedAt)}
+	}), incidentConflict}
+}
+
 // InsertIncidents upserts incidents (winner: store.NewerIncident).
 func (s *Store) InsertIncidents(ctx context.Context, rows []store.Incident) error {
 	if len(rows) == 0 {
 		return nil
 	}
-	rows = store.ReduceIncidents(rows)
-	args := mapArgs(rows, func(r store.Incident) []any {
-		return []any{r.ID, r.Server, store.Millis(r.Date), r.Class, r.Severity, r.Status, r.SourceURI, r.Curator, r.Note, store.Millis(r.UpdatedAt)}
-	})
-	if err := s.write(ctx, batch{"incidents", incidentCols, args, incidentConflict}); err != nil {
+	if err := s.write(ctx, incidentBatch(rows)); err != nil {
 		return fmt.Errorf("duckdb: insert incidents: %w", err)
 	}
 	return nil
@@ -37,16 +39,19 @@ func (s *Store) InsertIncidents(ctx context.Context, rows []store.Incident) erro
 
 var auditCols = []string{"id", "incident_id", "server", "action", "who", "reason", "recorded_at", "record"}
 
+func auditBatch(rows []store.IncidentAudit) batch {
+	rows = store.FirstByID(rows, func(a store.IncidentAudit) string { return a.ID })
+	return batch{"incident_audit", auditCols, mapArgs(rows, func(a store.IncidentAudit) []any {
+		return []any{a.ID, a.IncidentID, a.Server, a.Action, a.Who, a.Reason, store.Millis(a.At), a.Record}
+	}), "ON CONFLICT (id) DO NOTHING"}
+}
+
 // InsertIncidentAudit appends audit rows; an id already stored is kept.
 func (s *Store) InsertIncidentAudit(ctx context.Context, rows []store.IncidentAudit) error {
 	if len(rows) == 0 {
 		return nil
 	}
-	rows = store.FirstByID(rows, func(a store.IncidentAudit) string { return a.ID })
-	args := mapArgs(rows, func(a store.IncidentAudit) []any {
-		return []any{a.ID, a.IncidentID, a.Server, a.Action, a.Who, a.Reason, store.Millis(a.At), a.Record}
-	})
-	if err := s.write(ctx, batch{"incident_audit", auditCols, args, "ON CONFLICT (id) DO NOTHING"}); err != nil {
+	if err := s.write(ctx, auditBatch(rows)); err != nil {
 		return fmt.Errorf("duckdb: insert incident audit: %w", err)
 	}
 	return nil

@@ -24,18 +24,10 @@ func provenanceStamp(t string) string {
 		t + ".owner_observed_at, " + t + ".observed_at))"
 }
 
-// provenanceConflict encodes store.ReduceProvenance: the greatest stamp
-// wins, a tie goes to the later write, and an identical rewrite (a replay)
-// is skipped. IS DISTINCT FROM because several columns are nullable.
-var provenanceConflict = func() string {
-	var ds []string
-	for _, c := range provenanceCols[1:] {
-		ds = append(ds, "excluded."+c+" IS DISTINCT FROM provenance."+c)
-	}
-	return "ON CONFLICT (id) DO UPDATE SET " + setAll(provenanceCols, "id") + " WHERE " +
-		provenanceStamp("excluded") + " > " + provenanceStamp("provenance") + " OR (" +
-		provenanceStamp("excluded") + " = " + provenanceStamp("provenance") + " AND (" + strings.Join(ds, " OR ") + "))"
-}()
+// provenanceDedup keeps one row per id of the append-only provenance table
+// (history.go): store.ReduceProvenance's winner, the greatest stamp, and
+// on a tie the later write.
+var provenanceDedup = " QUALIFY row_number() OVER (PARTITION BY id ORDER BY " + provenanceStamp("provenance") + " DESC, _seq DESC) = 1"
 
 // nullTime is NULL for the zero time, else the time as stored.
 func nullTime(t time.Time) any {
@@ -52,13 +44,11 @@ func nullBool(b *bool) any {
 	return *b
 }
 
-// InsertProvenance stores GitHub observations (winner: store.ReduceProvenance).
-func (s *Store) InsertProvenance(ctx context.Context, rows []store.Provenance) error {
-	if len(rows) == 0 {
-		return nil
-	}
+// provenanceBatch appends GitHub observations (a history; winner:
+// store.ReduceProvenance, applied on read).
+func provenanceBatch(rows []store.Provenance) batch {
 	rows = store.ReduceProvenance(rows)
-	args := mapArgs(rows, func(p store.Provenance) []any {
+	return batch{"provenance", provenanceCols, mapArgs(rows, func(p store.Provenance) []any {
 		f := p.Flags
 		return []any{p.ID, p.Repo, store.Millis(p.ObservedAt), p.Status, p.HTTPStatus, p.NotModified, p.FullName, p.RenamedTo,
 			p.OwnerLogin, p.OwnerType, nullTime(p.OwnerCreatedAt), nullTime(p.OwnerObservedAt), nullTime(p.CreatedAt), nullTime(p.PushedAt), int64(p.Stars),
@@ -67,8 +57,15 @@ func (s *Store) InsertProvenance(ctx context.Context, rows []store.Provenance) e
 			nullBool(f.NoLicense), nullBool(f.SingleAuthor90d), nullBool(f.NoCommits90d), nullBool(f.RepoUnder30d),
 			nullBool(f.StaleOver1y), nullBool(f.CommitCapHit), nullBool(f.Archived), nullBool(f.Fork),
 			nullBool(f.OwnerOlderThan1y), nullBool(f.StarsGE100)}
-	})
-	if err := s.write(ctx, batch{"provenance", provenanceCols, args, provenanceConflict}); err != nil {
+	}), ""}
+}
+
+// InsertProvenance stores GitHub observations (winner: store.ReduceProvenance).
+func (s *Store) InsertProvenance(ctx context.Context, rows []store.Provenance) error {
+	if len(rows) == 0 {
+		return nil
+	}
+	if err := s.write(ctx, provenanceBatch(rows)); err != nil {
 		return fmt.Errorf("duckdb: insert provenance: %w", err)
 	}
 	return nil
@@ -80,8 +77,10 @@ func (s *Store) ProvenanceObservations(ctx context.Context, q store.ProvenanceQu
 	if !q.Since.IsZero() {
 		since = store.Millis(q.Since)
 	}
-	rows, err := s.db.QueryContext(ctx, `SELECT `+strings.Join(provenanceCols, ", ")+` FROM provenance
-		WHERE (? = '' OR repo = ?) AND observed_at >= ? ORDER BY observed_at, id LIMIT ?`,
+	// repo may filter before the deduplication (an id names its repo:
+	// "github:<repo>@<time>"), since only after it.
+	rows, err := s.db.QueryContext(ctx, `SELECT `+strings.Join(provenanceCols, ", ")+` FROM (SELECT * FROM provenance
+		WHERE (? = '' OR repo = ?)`+provenanceDedup+`) WHERE observed_at >= ? ORDER BY observed_at, id LIMIT ?`,
 		q.Repo, q.Repo, since, store.ClampLimit(q.Limit, store.MaxEventLimit))
 	if err != nil {
 		return nil, fmt.Errorf("duckdb: provenance: %w", err)

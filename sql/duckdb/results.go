@@ -12,25 +12,11 @@ import (
 )
 
 // The store.ResultStore half of the DuckDB store (tables of
-// migrations/0009_results.sql). Same write path as the rest: a batch is
-// reduced in Go (the last row of a key, store.Reduce*), then merged with
-// INSERT … ON CONFLICT (key) DO UPDATE, skipping identical rewrites.
+// migrations/0009_results.sql, append-only since 0012): a batch is reduced
+// in Go (the last row of a key, store.Reduce*) and appended (history.go);
+// reads keep the last write of each key.
 
 var _ store.ResultStore = (*Store)(nil)
-
-// keyConflict merges a table keyed by keys: the last write wins on the
-// other columns, and an identical rewrite (a replay) is skipped. IS
-// DISTINCT FROM because some columns are nullable (score, live, …).
-func keyConflict(table string, cols []string, keys ...string) string {
-	var ds []string
-	for _, c := range cols {
-		if !contains(keys, c) {
-			ds = append(ds, "excluded."+c+" IS DISTINCT FROM "+table+"."+c)
-		}
-	}
-	return "ON CONFLICT (" + strings.Join(keys, ", ") + ") DO UPDATE SET " + setAll(cols, keys...) +
-		" WHERE " + strings.Join(ds, " OR ")
-}
 
 // nullFloat is NULL for nil.
 func nullFloat(f *float64) any {
@@ -51,15 +37,18 @@ func floatPtr(f sql.NullFloat64) *float64 {
 
 var driftStateCols = []string{"server", "namespace", "as_of", "score", "strong_negative", "events", "state"}
 
+func driftStateBatch(rows []store.DriftStateRow) batch {
+	return batch{"drift_states", driftStateCols, mapArgs(store.ReduceDriftStates(rows), func(r store.DriftStateRow) []any {
+		return []any{r.Server, r.Namespace, store.Millis(r.AsOf), nullFloat(r.Score), r.StrongNegative, int32(r.Events), r.State}
+	}), ""}
+}
+
 // InsertDriftStates appends drift_states rows; the last write of (server, as_of) wins.
 func (s *Store) InsertDriftStates(ctx context.Context, rows []store.DriftStateRow) error {
 	if len(rows) == 0 {
 		return nil
 	}
-	args := mapArgs(store.ReduceDriftStates(rows), func(r store.DriftStateRow) []any {
-		return []any{r.Server, r.Namespace, store.Millis(r.AsOf), nullFloat(r.Score), r.StrongNegative, int32(r.Events), r.State}
-	})
-	if err := s.write(ctx, batch{"drift_states", driftStateCols, args, keyConflict("drift_states", driftStateCols, "server", "as_of")}); err != nil {
+	if err := s.write(ctx, driftStateBatch(rows)); err != nil {
 		return fmt.Errorf("duckdb: insert drift states: %w", err)
 	}
 	return nil
@@ -67,15 +56,18 @@ func (s *Store) InsertDriftStates(ctx context.Context, rows []store.DriftStateRo
 
 var incidentStateCols = []string{"server", "as_of", "score", "incidents", "counted", "state"}
 
+func incidentStateBatch(rows []store.IncidentStateRow) batch {
+	return batch{"incident_states", incidentStateCols, mapArgs(store.ReduceIncidentStates(rows), func(r store.IncidentStateRow) []any {
+		return []any{r.Server, store.Millis(r.AsOf), nullFloat(r.Score), int32(r.Incidents), int32(r.Counted), r.State}
+	}), ""}
+}
+
 // InsertIncidentStates appends incident_states rows; the last write of (server, as_of) wins.
 func (s *Store) InsertIncidentStates(ctx context.Context, rows []store.IncidentStateRow) error {
 	if len(rows) == 0 {
 		return nil
 	}
-	args := mapArgs(store.ReduceIncidentStates(rows), func(r store.IncidentStateRow) []any {
-		return []any{r.Server, store.Millis(r.AsOf), nullFloat(r.Score), int32(r.Incidents), int32(r.Counted), r.State}
-	})
-	if err := s.write(ctx, batch{"incident_states", incidentStateCols, args, keyConflict("incident_states", incidentStateCols, "server", "as_of")}); err != nil {
+	if err := s.write(ctx, incidentStateBatch(rows)); err != nil {
 		return fmt.Errorf("duckdb: insert incident states: %w", err)
 	}
 	return nil
@@ -84,20 +76,27 @@ func (s *Store) InsertIncidentStates(ctx context.Context, rows []store.IncidentS
 var ownerBurstCols = []string{"namespace", "day", "as_of", "flagged", "recurring_burst", "first_window_burst",
 	"windows_over_threshold", "current_window_new", "state"}
 
+func ownerBurstBatch(rows []store.OwnerBurstRow) (batch, error) {
+	if err := store.CheckOwnerBursts(rows); err != nil {
+		return batch{}, err
+	}
+	return batch{"owner_bursts", ownerBurstCols, mapArgs(store.ReduceOwnerBursts(rows), func(r store.OwnerBurstRow) []any {
+		day, _ := store.ParseDay(r.Day) // checked above
+		return []any{r.Namespace, day, store.Millis(r.AsOf), r.Flagged, r.RecurringBurst, r.FirstWindowBurst,
+			int32(r.WindowsOverThreshold), int32(r.CurrentWindowNew), r.State}
+	}), ""}, nil
+}
+
 // InsertOwnerBursts appends owner_bursts rows; the last write of (namespace, day, as_of) wins.
 func (s *Store) InsertOwnerBursts(ctx context.Context, rows []store.OwnerBurstRow) error {
 	if len(rows) == 0 {
 		return nil
 	}
-	if err := store.CheckOwnerBursts(rows); err != nil {
-		return fmt.Errorf("duckdb: insert owner bursts: %w", err)
+	b, err := ownerBurstBatch(rows)
+	if err == nil {
+		err = s.write(ctx, b)
 	}
-	args := mapArgs(store.ReduceOwnerBursts(rows), func(r store.OwnerBurstRow) []any {
-		day, _ := store.ParseDay(r.Day) // checked above
-		return []any{r.Namespace, day, store.Millis(r.AsOf), r.Flagged, r.RecurringBurst, r.FirstWindowBurst,
-			int32(r.WindowsOverThreshold), int32(r.CurrentWindowNew), r.State}
-	})
-	if err := s.write(ctx, batch{"owner_bursts", ownerBurstCols, args, keyConflict("owner_bursts", ownerBurstCols, "day", "namespace", "as_of")}); err != nil {
+	if err != nil {
 		return fmt.Errorf("duckdb: insert owner bursts: %w", err)
 	}
 	return nil
@@ -115,19 +114,22 @@ func signalFlags(r *store.ProvenanceSignalRow) []*bool {
 		&r.CoRegistration, &r.OneRepoMany, &r.Verified90d, &r.StarsGE100, &r.OwnerOld1y}
 }
 
-// InsertProvenanceSignals appends provenance_signals rows; the last write of (server, as_of) wins.
-func (s *Store) InsertProvenanceSignals(ctx context.Context, rows []store.ProvenanceSignalRow) error {
-	if len(rows) == 0 {
-		return nil
-	}
-	args := mapArgs(store.ReduceProvenanceSignals(rows), func(r store.ProvenanceSignalRow) []any {
+func provenanceSignalBatch(rows []store.ProvenanceSignalRow) batch {
+	return batch{"provenance_signals", provenanceSignalCols, mapArgs(store.ReduceProvenanceSignals(rows), func(r store.ProvenanceSignalRow) []any {
 		a := []any{r.Server, store.Millis(r.AsOf), r.Repo, r.RepoURL, nullFloat(r.Score), r.Reason, r.Observed, r.Resolved}
 		for _, f := range signalFlags(&r) {
 			a = append(a, *f)
 		}
 		return append(a, r.State)
-	})
-	if err := s.write(ctx, batch{"provenance_signals", provenanceSignalCols, args, keyConflict("provenance_signals", provenanceSignalCols, "server", "as_of")}); err != nil {
+	}), ""}
+}
+
+// InsertProvenanceSignals appends provenance_signals rows; the last write of (server, as_of) wins.
+func (s *Store) InsertProvenanceSignals(ctx context.Context, rows []store.ProvenanceSignalRow) error {
+	if len(rows) == 0 {
+		return nil
+	}
+	if err := s.write(ctx, provenanceSignalBatch(rows)); err != nil {
 		return fmt.Errorf("duckdb: insert provenance signals: %w", err)
 	}
 	return nil
@@ -138,11 +140,7 @@ var baseRateCols = []string{"flag", "as_of", "denominator", "flagged", "n", "liv
 
 var gateCols = []string{"as_of", "open", "coverage_pct", "resolvable", "fresh", "observed", "state"}
 
-// InsertBaseRates appends base_rates and provenance_gate rows in one transaction.
-func (s *Store) InsertBaseRates(ctx context.Context, rates []store.BaseRateRow, gates []store.GateRow) error {
-	if len(rates) == 0 && len(gates) == 0 {
-		return nil
-	}
+func baseRateBatches(rates []store.BaseRateRow, gates []store.GateRow) []batch {
 	rateArgs := mapArgs(store.ReduceBaseRates(rates), func(r store.BaseRateRow) []any {
 		return []any{r.Flag, store.Millis(r.AsOf), r.Denominator, int64(r.Count), int64(r.N), nullFloat(r.Live),
 			nullFloat(r.Pinned), nullFloat(r.DeltaPP), r.Scored, r.Direction, r.MethodVersion, r.State}
@@ -150,10 +148,15 @@ func (s *Store) InsertBaseRates(ctx context.Context, rates []store.BaseRateRow, 
 	gateArgs := mapArgs(store.ReduceGates(gates), func(g store.GateRow) []any {
 		return []any{store.Millis(g.AsOf), g.Open, g.CoveragePct, int64(g.Resolvable), int64(g.Fresh), int64(g.Observed), g.State}
 	})
-	err := s.write(ctx,
-		batch{"base_rates", baseRateCols, rateArgs, keyConflict("base_rates", baseRateCols, "as_of", "flag")},
-		batch{"provenance_gate", gateCols, gateArgs, keyConflict("provenance_gate", gateCols, "as_of")})
-	if err != nil {
+	return []batch{{"base_rates", baseRateCols, rateArgs, ""}, {"provenance_gate", gateCols, gateArgs, ""}}
+}
+
+// InsertBaseRates appends base_rates and provenance_gate rows in one transaction.
+func (s *Store) InsertBaseRates(ctx context.Context, rates []store.BaseRateRow, gates []store.GateRow) error {
+	if len(rates) == 0 && len(gates) == 0 {
+		return nil
+	}
+	if err := s.write(ctx, baseRateBatches(rates, gates)...); err != nil {
 		return fmt.Errorf("duckdb: insert base rates: %w", err)
 	}
 	return nil
@@ -161,15 +164,18 @@ func (s *Store) InsertBaseRates(ctx context.Context, rates []store.BaseRateRow, 
 
 var registryLoadCols = []string{"snapshot_id", "observed_at", "entries"}
 
+func registryLoadBatch(rows []store.RegistryLoad) batch {
+	return batch{"registry_loads", registryLoadCols, mapArgs(store.ReduceRegistryLoads(rows), func(r store.RegistryLoad) []any {
+		return []any{r.SnapshotID, store.Millis(r.ObservedAt), int64(r.Entries)}
+	}), ""}
+}
+
 // InsertRegistryLoads records loaded snapshots; the last write of an id wins.
 func (s *Store) InsertRegistryLoads(ctx context.Context, rows []store.RegistryLoad) error {
 	if len(rows) == 0 {
 		return nil
 	}
-	args := mapArgs(store.ReduceRegistryLoads(rows), func(r store.RegistryLoad) []any {
-		return []any{r.SnapshotID, store.Millis(r.ObservedAt), int64(r.Entries)}
-	})
-	if err := s.write(ctx, batch{"registry_loads", registryLoadCols, args, keyConflict("registry_loads", registryLoadCols, "snapshot_id")}); err != nil {
+	if err := s.write(ctx, registryLoadBatch(rows)); err != nil {
 		return fmt.Errorf("duckdb: insert registry loads: %w", err)
 	}
 	s.changed()
@@ -216,7 +222,7 @@ func (s *Store) LatestProvenanceSignal(ctx context.Context, server string) (stor
 		r.AsOf, r.Score = r.AsOf.UTC(), floatPtr(score)
 		out = append(out, r)
 		return nil
-	}, `SELECT `+strings.Join(provenanceSignalCols, ", ")+` FROM provenance_signals WHERE server = ? ORDER BY as_of DESC LIMIT 1`, server)
+	}, `SELECT `+strings.Join(provenanceSignalCols, ", ")+` FROM provenance_signals WHERE server = ? ORDER BY as_of DESC, _seq DESC LIMIT 1`, server)
 	if err != nil {
 		return store.ProvenanceSignalRow{}, fmt.Errorf("duckdb: provenance signal of %q: %w", server, err)
 	}
@@ -242,13 +248,13 @@ func (s *Store) LatestBaseRates(ctx context.Context) ([]store.BaseRateRow, store
 		rates = append(rates, r)
 		return nil
 	}, `SELECT `+strings.Join(baseRateCols, ", ")+` FROM base_rates
-		WHERE as_of = (SELECT max(as_of) FROM base_rates) ORDER BY flag`)
+		WHERE as_of = (SELECT max(as_of) FROM base_rates)`+dedup("flag")+` ORDER BY flag`)
 	if err != nil {
 		return nil, store.GateRow{}, fmt.Errorf("duckdb: latest base rates: %w", err)
 	}
 	var g store.GateRow
 	var resolvable, fresh, observed int64
-	err = s.db.QueryRowContext(ctx, `SELECT `+strings.Join(gateCols, ", ")+` FROM provenance_gate ORDER BY as_of DESC LIMIT 1`).Scan(
+	err = s.db.QueryRowContext(ctx, `SELECT `+strings.Join(gateCols, ", ")+` FROM provenance_gate ORDER BY as_of DESC, _seq DESC LIMIT 1`).Scan(
 		&g.AsOf, &g.Open, &g.CoveragePct, &resolvable, &fresh, &observed, &g.State)
 	switch {
 	case errors.Is(err, sql.ErrNoRows):
@@ -281,7 +287,7 @@ func (s *Store) OwnerBursts(ctx context.Context, q store.OwnerBurstQuery) ([]sto
 	}
 	cols := strings.Join(ownerBurstCols, ", ")
 	query := `SELECT ` + cols + ` FROM (SELECT ` + cols + ` FROM owner_bursts WHERE ` + strings.Join(where, " AND ") + `
-		QUALIFY row_number() OVER (PARTITION BY namespace, day ORDER BY as_of DESC) = 1)`
+		QUALIFY row_number() OVER (PARTITION BY namespace, day ORDER BY as_of DESC, _seq DESC) = 1)`
 	if q.FlaggedOnly {
 		query += " WHERE flagged"
 	}
@@ -332,7 +338,7 @@ func (s *Store) DriftStates(ctx context.Context, server string, limit int) ([]st
 		r.AsOf, r.Score, r.Events = r.AsOf.UTC(), floatPtr(score), int(events)
 		out = append(out, r)
 		return nil
-	}, `SELECT `+strings.Join(driftStateCols, ", ")+` FROM drift_states WHERE server = ? ORDER BY as_of DESC LIMIT ?`,
+	}, `SELECT `+strings.Join(driftStateCols, ", ")+` FROM drift_states WHERE server = ?`+dedup("as_of")+` ORDER BY as_of DESC LIMIT ?`,
 		server, store.ClampLimit(limit, store.MaxEventLimit))
 	if err != nil {
 		return nil, fmt.Errorf("duckdb: drift states of %q: %w", server, err)
@@ -353,7 +359,7 @@ func (s *Store) IncidentStates(ctx context.Context, server string, limit int) ([
 		r.AsOf, r.Score, r.Incidents, r.Counted = r.AsOf.UTC(), floatPtr(score), int(incidents), int(counted)
 		out = append(out, r)
 		return nil
-	}, `SELECT `+strings.Join(incidentStateCols, ", ")+` FROM incident_states WHERE server = ? ORDER BY as_of DESC LIMIT ?`,
+	}, `SELECT `+strings.Join(incidentStateCols, ", ")+` FROM incident_states WHERE server = ?`+dedup("as_of")+` ORDER BY as_of DESC LIMIT ?`,
 		server, store.ClampLimit(limit, store.MaxEventLimit))
 	if err != nil {
 		return nil, fmt.Errorf("duckdb: incident states of %q: %w", server, err)

@@ -22,11 +22,7 @@ var trustRecordCols = []string{"server", "publication_id", "computed_at", "score
 
 var publicationCols = []string{"id", "method_version", "weights_sha256", "record_count", "merkle_root", "signature", "key_id", "computed_at"}
 
-// InsertTrustRecords stores records; the last write of (server, publication_id) wins.
-func (s *Store) InsertTrustRecords(ctx context.Context, recs []store.TrustRecord) error {
-	if len(recs) == 0 {
-		return nil
-	}
+func trustRecordBatch(recs []store.TrustRecord) batch {
 	recs = store.LastByID(recs, func(r store.TrustRecord) string { return r.Server + "\x00" + r.PublicationID })
 	rows := mapArgs(recs, func(r store.TrustRecord) []any {
 		var score any // NULL when unknown
@@ -35,8 +31,15 @@ func (s *Store) InsertTrustRecords(ctx context.Context, recs []store.TrustRecord
 		}
 		return []any{r.Server, r.PublicationID, store.Millis(r.ComputedAt), score, r.Band, int32(r.ToolfinderScore), r.ContentSHA256, r.LeafHash, r.Record}
 	})
-	conflict := "ON CONFLICT (server, publication_id) DO UPDATE SET " + setAll(trustRecordCols, "server", "publication_id")
-	if err := s.write(ctx, batch{"trust_records", trustRecordCols, rows, conflict}); err != nil {
+	return batch{"trust_records", trustRecordCols, rows, "ON CONFLICT (server, publication_id) DO UPDATE SET " + setAll(trustRecordCols, "server", "publication_id")}
+}
+
+// InsertTrustRecords stores records; the last write of (server, publication_id) wins.
+func (s *Store) InsertTrustRecords(ctx context.Context, recs []store.TrustRecord) error {
+	if len(recs) == 0 {
+		return nil
+	}
+	if err := s.write(ctx, trustRecordBatch(recs)); err != nil {
 		return fmt.Errorf("duckdb: insert trust records: %w", err)
 	}
 	s.changed()
@@ -189,7 +192,7 @@ func (s *Store) TrustRecordsOf(ctx context.Context, server string, limit int) ([
 
 // HealthCheckByID returns one stored health check.
 func (s *Store) HealthCheckByID(ctx context.Context, id string) (store.HealthCheck, error) {
-	rows, err := s.db.QueryContext(ctx, `SELECT `+healthSelect+` FROM health_checks WHERE id = ?`, id)
+	rows, err := s.db.QueryContext(ctx, `SELECT `+healthSelect+` FROM health_checks WHERE id = ? ORDER BY _seq DESC LIMIT 1`, id)
 	if err != nil {
 		return store.HealthCheck{}, fmt.Errorf("duckdb: health check %q: %w", id, err)
 	}
@@ -206,7 +209,7 @@ func (s *Store) HealthCheckByID(ctx context.Context, id string) (store.HealthChe
 // EventByID returns one stored drift event.
 func (s *Store) EventByID(ctx context.Context, id string) (schema.DriftEvent, error) {
 	var e schema.DriftEvent
-	err := s.db.QueryRowContext(ctx, `SELECT `+strings.Join(eventCols, ", ")+` FROM drift_events WHERE id = ?`, id).Scan(
+	err := s.db.QueryRowContext(ctx, `SELECT `+strings.Join(eventCols, ", ")+` FROM drift_events WHERE id = ? ORDER BY _seq DESC LIMIT 1`, id).Scan(
 		&e.ID, &e.Server, &e.Namespace, &e.Kind, &e.Version, &e.Before, &e.After, &e.ObservedAt, &e.VersionBump, &e.SnapshotID)
 	if errors.Is(err, sql.ErrNoRows) {
 		return schema.DriftEvent{}, fmt.Errorf("duckdb: drift event %q: %w", id, store.ErrNotFound)

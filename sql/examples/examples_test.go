@@ -606,7 +606,11 @@ func TestExamplesDuckDB(t *testing.T) {
 	}
 	defer s.Close()
 	load(t, s)
-	runExamples(t, s)
+	t.Run("unmerged", func(t *testing.T) { runExamples(t, s) })
+	if err := s.Optimize(context.Background()); err != nil {
+		t.Fatalf("Optimize: %v", err)
+	}
+	t.Run("merged", func(t *testing.T) { runExamples(t, s) })
 }
 
 func TestExamplesClickHouse(t *testing.T) {
