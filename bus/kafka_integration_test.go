@@ -42,6 +42,7 @@ func TestIntegrationKafka(t *testing.T) {
 	defer cancel()
 	requireReachable(t, ctx, brokers)
 	runBusSuite(t, brokers)
+	t.Run("ConsumeDraining", func(t *testing.T) { testDrainingRebalance(t, brokers) })
 }
 
 // TestBusSuiteEmbedded runs the same suite against the embedded broker, so the
@@ -53,6 +54,7 @@ func TestBusSuiteEmbedded(t *testing.T) {
 	}
 	defer b.Close()
 	runBusSuite(t, b.Addrs())
+	t.Run("ConsumeDraining", func(t *testing.T) { testDrainingRebalance(t, b.Addrs()) })
 }
 
 func kafkaBrokersFromEnv(t *testing.T) []string {

@@ -286,13 +286,21 @@ func (w *Worker) setDefaults() {
 	}
 }
 
-// Run consumes until ctx ends.
+// Run consumes until ctx ends. Probers share the group; when one joins or
+// leaves, the batch each has in hand is finished and committed before the
+// requests move (bus.ConsumeDraining), so no remote is probed twice for
+// one request. A prober killed mid-batch commits nothing: the batch's next
+// owner probes it (the check ids, derived from the slot, absorb a check
+// that was published just before the kill).
 func (w *Worker) Run(ctx context.Context) error {
 	w.setDefaults()
 	out := bus.NewWriter(w.Brokers, w.Log)
 	defer out.Close()
-	return bus.Consume(ctx, bus.ConsumeConfig{Brokers: w.Brokers, Group: w.Group, Topics: []string{schema.TopicProbeRequests},
-		MaxBatch: w.Concurrency * 2, MaxWait: 50 * time.Millisecond, Log: w.Log},
+	// A batch is two waves of Concurrency probes, each bounded by the
+	// probe timeout; the margin covers per-host waits and the publish.
+	drain := 2*w.Prober.opts.Timeout + 15*time.Second
+	return bus.ConsumeDraining(ctx, bus.DrainConfig{Drain: drain, ConsumeConfig: bus.ConsumeConfig{Brokers: w.Brokers, Group: w.Group,
+		Topics: []string{schema.TopicProbeRequests}, MaxBatch: w.Concurrency * 2, MaxWait: 50 * time.Millisecond, Log: w.Log}},
 		func(ctx context.Context, msgs []kafka.Message) error {
 			results := w.probeBatch(ctx, msgs)
 			if ctx.Err() != nil {
