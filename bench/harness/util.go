@@ -2,7 +2,6 @@ package harness
 
 import (
 	"fmt"
-	"os"
 	"os/exec"
 	"sort"
 	"strings"
@@ -14,14 +13,8 @@ func sortStrings(s []string) { sort.Strings(s) }
 // functions with the most flat time, then the 12 with the most cumulative).
 func topFunctions(path string) (string, error) {
 	var b strings.Builder
-	// The running binary symbolizes the samples: without it pprof resolves
-	// addresses against whatever it finds at the profile's mapping path.
-	var bin []string
-	if exe, err := os.Executable(); err == nil {
-		bin = []string{exe}
-	}
 	for _, mode := range [][]string{{"-top", "-nodecount=15"}, {"-top", "-cum", "-nodecount=15"}} {
-		out, err := exec.Command("go", append(append(append([]string{"tool", "pprof"}, mode...), bin...), path)...).Output()
+		out, err := exec.Command("go", append(append([]string{"tool", "pprof"}, mode...), path)...).Output()
 		if err != nil {
 			return "", fmt.Errorf("go tool pprof: %w", err)
 		}
