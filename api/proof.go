@@ -24,6 +24,7 @@ import (
 type publicationTree struct {
 	servers []string // sorted: the leaf order
 	tree    *publish.Tree
+	header  store.Publication // immutable once stored, like the leaves
 }
 
 func (p *publicationTree) index(server string) (int, bool) {
@@ -47,6 +48,7 @@ func newTreeCache(n int) *treeCache {
 
 type leafReader interface {
 	PublicationLeaves(ctx context.Context, publicationID string) (servers, leaves []string, err error)
+	GetPublication(ctx context.Context, id string) (store.Publication, error)
 }
 
 func (c *treeCache) get(ctx context.Context, r leafReader, id string) (*publicationTree, error) {
@@ -98,6 +100,10 @@ func (c *treeCache) touch(id string) {
 }
 
 func buildTree(ctx context.Context, r leafReader, id string) (*publicationTree, error) {
+	header, err := r.GetPublication(ctx, id)
+	if err != nil {
+		return nil, err
+	}
 	servers, hexLeaves, err := r.PublicationLeaves(ctx, id)
 	if err != nil {
 		return nil, err
@@ -113,7 +119,7 @@ func buildTree(ctx context.Context, r leafReader, id string) (*publicationTree, 
 		}
 		leaves[i] = b
 	}
-	return &publicationTree{servers: servers, tree: publish.NewTree(leaves)}, nil
+	return &publicationTree{servers: servers, tree: publish.NewTree(leaves), header: header}, nil
 }
 
 // recordIn returns the sealed record of server in publication pubID.

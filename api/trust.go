@@ -445,28 +445,33 @@ func (t *trustHandlers) register(api huma.API) {
 			if t.o.Store == nil {
 				return nil, t.noStore()
 			}
-			pubID := in.Publication
+			// The newest record: from the trust read model when it holds
+			// the server (no store query), else the store.
+			pubID, record := in.Publication, ""
 			if pubID == "" {
-				rec, err := t.o.Store.LatestTrustRecord(ctx, in.Name)
-				if errors.Is(err, store.ErrNotFound) {
-					return nil, huma.Error404NotFound("no published record for " + in.Name)
+				if e := t.o.Model.lookup(in.Name); e != nil {
+					pubID, record = e.rec.PublicationID, e.rec.Record
+				} else {
+					rec, err := t.o.Store.LatestTrustRecord(ctx, in.Name)
+					if errors.Is(err, store.ErrNotFound) {
+						return nil, huma.Error404NotFound("no published record for " + in.Name)
+					}
+					if err != nil {
+						return nil, t.internal("trust record", err)
+					}
+					pubID, record = rec.PublicationID, rec.Record
 				}
-				if err != nil {
-					return nil, t.internal("trust record", err)
-				}
-				pubID = rec.PublicationID
 			}
-			row, err := t.o.Store.GetPublication(ctx, pubID)
+			// The tree and header of a publication are built once and
+			// cached (both are immutable once stored).
+			tr, err := t.trees.get(ctx, t.o.Store, pubID)
 			if errors.Is(err, store.ErrNotFound) {
 				return nil, huma.Error404NotFound("no publication " + pubID)
 			}
 			if err != nil {
 				return nil, t.internal("publication", err)
 			}
-			tr, err := t.trees.get(ctx, t.o.Store, pubID)
-			if err != nil {
-				return nil, t.internal("publication leaves", err)
-			}
+			row := tr.header
 			idx, ok := tr.index(in.Name)
 			if !ok {
 				return nil, huma.Error404NotFound("publication " + pubID + " holds no record for " + in.Name)
@@ -475,9 +480,11 @@ func (t *trustHandlers) register(api huma.API) {
 			if err != nil {
 				return nil, t.internal("proof", err)
 			}
-			rec, err := t.recordIn(ctx, pubID, in.Name)
-			if err != nil {
-				return nil, err
+			rec := record
+			if rec == "" {
+				if rec, err = t.recordIn(ctx, pubID, in.Name); err != nil {
+					return nil, err
+				}
 			}
 			out := &proofOutput{}
 			b := &out.Body

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net"
 	"net/netip"
 	"net/url"
 	"os"
@@ -210,6 +211,9 @@ type app struct {
 	reg      *prometheus.Registry
 	stage    *stage.Metrics
 	health   *health.Watcher
+	// stopOps ends the dependency watcher and the operations endpoints
+	// started by openApp for --ops-listen (nil: none started there).
+	stopOps func()
 }
 
 // What openApp opens besides the logger.
@@ -234,6 +238,25 @@ func openApp(ctx context.Context, cfg *config, parts int) (*app, error) {
 	reg := prometheus.NewRegistry()
 	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	a := &app{cfg: cfg, log: log, reg: reg, stage: stage.NewMetrics(reg), health: health.New(reg, log, 2*time.Second)}
+	if cfg.OpsListen != "" {
+		// Up before the store and the bus, which may be waited for: a role
+		// started before its broker or database says so on /readyz and
+		// forum_dependency_up while it waits.
+		ln, err := net.Listen("tcp", cfg.OpsListen)
+		if err != nil {
+			return nil, usageError{fmt.Errorf("--ops-listen %s: %w", cfg.OpsListen, err)}
+		}
+		octx, stop := context.WithCancel(context.Background())
+		var g errgroup.Group
+		g.Go(func() error { return a.health.Run(octx) })
+		g.Go(func() error { return a.health.ServeOn(octx, ln, reg) })
+		a.stopOps = func() {
+			stop()
+			if err := g.Wait(); err != nil {
+				log.Warn("operations endpoints", zap.Error(err))
+			}
+		}
+	}
 	if parts&withStore != 0 {
 		if err := a.openStore(ctx); err != nil {
 			a.close()
@@ -263,17 +286,19 @@ func (a *app) openBus(ctx context.Context) error {
 	}
 	// Every topic of the table (schema.Topics), with its partitions and
 	// cleanup policy: whichever role starts first creates them all.
-	// EnsureTopics waits for a broker that is down or starting.
+	// EnsureTopics waits for a broker that is down or starting (watched
+	// meanwhile, for --ops-listen).
+	brokers := a.brokers
+	a.health.Add("bus", func(ctx context.Context) error { return bus.Ping(ctx, brokers) })
 	if err := bus.EnsureTopics(ctx, a.brokers, bus.TopicSpecs(a.cfg.Partitions), a.log); err != nil {
 		return fmt.Errorf("the bus at %s is not usable: %w", strings.Join(a.brokers, ","), err)
 	}
-	brokers := a.brokers
-	a.health.Add("bus", func(ctx context.Context) error { return bus.Ping(ctx, brokers) })
 	return nil
 }
 
 func (a *app) openStore(ctx context.Context) error {
 	if a.cfg.ClickHouseDSN != "" {
+		a.health.Add("store", func(context.Context) error { return errors.New("waiting for ClickHouse to open and migrate") })
 		s, err := openClickHouse(ctx, a.cfg.ClickHouseDSN, a.log)
 		if err != nil {
 			return err
@@ -341,6 +366,9 @@ func redactDSN(dsn string) string {
 }
 
 func (a *app) close() {
+	if a.stopOps != nil {
+		a.stopOps()
+	}
 	if a.store != nil {
 		if err := a.store.Close(); err != nil {
 			a.log.Warn("closing store", zap.Error(err))
@@ -393,11 +421,11 @@ func (a *app) start(ctx context.Context, g *errgroup.Group, specs []component.Sp
 		}
 		out = append(out, started{spec: s, runner: r})
 	}
-	// The dependency watcher (forum_dependency_up, readiness) and, for
-	// roles without an API, the operations endpoints.
-	g.Go(func() error { return a.health.Run(ctx) })
-	if a.cfg.OpsListen != "" {
-		g.Go(func() error { return a.health.Serve(ctx, a.cfg.OpsListen, a.reg) })
+	// The dependency watcher (forum_dependency_up, readiness); with
+	// --ops-listen openApp already runs it, beside the endpoints, until
+	// close.
+	if a.stopOps == nil {
+		g.Go(func() error { return a.health.Run(ctx) })
 	}
 	for _, s := range out {
 		g.Go(func() error {

@@ -183,6 +183,12 @@ func (w *Watcher) Serve(ctx context.Context, addr string, g prometheus.Gatherer)
 	if err != nil {
 		return fmt.Errorf("--ops-listen %s: %w", addr, err)
 	}
+	return w.ServeOn(ctx, ln, g)
+}
+
+// ServeOn is Serve on a listener the caller opened (so a taken port fails
+// before anything else starts); it closes ln.
+func (w *Watcher) ServeOn(ctx context.Context, ln net.Listener, g prometheus.Gatherer) error {
 	srv := &http.Server{Handler: w.Handler(g), ReadHeaderTimeout: 5 * time.Second, ReadTimeout: 10 * time.Second, WriteTimeout: 30 * time.Second}
 	w.log.Info("operations endpoints up", zap.String("addr", ln.Addr().String()))
 	errc := make(chan error, 1)

@@ -798,7 +798,7 @@ func (s *Store) DLQ(ctx context.Context, limit int) ([]schema.DLQMessage, error)
 }
 
 // Tables are the logical tables Counts reports.
-var Tables = []string{"registry_records", "servers_latest", "drift_events", "snapshots", "dlq", "health_checks", "provenance"}
+var Tables = []string{"registry_records", "servers_latest", "drift_events", "snapshots", "dlq", "health_checks", "provenance", "publications"}
 
 // Counts returns row counts per logical table, as reads see them.
 func (s *Store) Counts(ctx context.Context) (map[string]int64, error) {

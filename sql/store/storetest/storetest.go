@@ -246,7 +246,7 @@ func optimize(t *testing.T, s store.Store) {
 	equal(t, "reads after Optimize", readAll(t, s), before)
 }
 
-var allTables = []string{"registry_records", "servers_latest", "drift_events", "snapshots", "dlq", "health_checks", "provenance"}
+var allTables = []string{"registry_records", "servers_latest", "drift_events", "snapshots", "dlq", "health_checks", "provenance", "publications"}
 
 func zeroCounts() map[string]int64 {
 	m := map[string]int64{}
@@ -344,7 +344,7 @@ func testIdempotent(t *testing.T, s store.Store) {
 	write()
 	once := readAll(t, s)
 	equal(t, "counts after one write", once.Counts, map[string]int64{
-		"registry_records": 3, "servers_latest": 2, "drift_events": 2, "snapshots": 1, "dlq": 1, "health_checks": 0, "provenance": 0})
+		"registry_records": 3, "servers_latest": 2, "drift_events": 2, "snapshots": 1, "dlq": 1, "health_checks": 0, "provenance": 0, "publications": 0})
 	write()
 	equal(t, "reads after a second identical write", readAll(t, s), once)
 	// The same rows twice within one batch.
@@ -910,7 +910,7 @@ func testCounts(t *testing.T, s store.Store) {
 		hc("h3", "b/3", "https://b.example/", at(time.Hour), "unreachable"),
 		hc("h1", "a/1", "https://a.example/1", at(0), "unreachable"), // same id: one row
 	)
-	want := map[string]int64{"registry_records": 4, "servers_latest": 2, "drift_events": 2, "snapshots": 3, "dlq": 1, "health_checks": 3, "provenance": 0}
+	want := map[string]int64{"registry_records": 4, "servers_latest": 2, "drift_events": 2, "snapshots": 3, "dlq": 1, "health_checks": 3, "provenance": 0, "publications": 0}
 	equal(t, "Counts", counts(t, s), want)
 	optimize(t, s)
 	equal(t, "Counts after optimize", counts(t, s), want)
