@@ -43,18 +43,23 @@ func TestDriftStagesSurviveSIGKILL(t *testing.T) {
 	requireE2E(t) // builds and runs the binary ~25 times
 	forumBin(t)
 	clean := t.TempDir()
+	t0 := time.Now()
 	if out, err := replayCmd(t, clean).CombinedOutput(); err != nil {
 		t.Fatalf("clean replay: %v\n%s", err, out)
 	}
+	// Kill points spread over start-up, publishing and the stages' work,
+	// inside the time a whole run takes: the clean run's at first, then
+	// the shortest restart that ran to its end (a restart on a dir that
+	// already holds most of the work is quicker).
+	span := time.Since(t0)
 	want := checkpoints(t, clean)
 
 	dir := t.TempDir()
 	rng := rand.New(rand.NewPCG(20, 26))
 	kills := 0
-	for i := 0; kills < 20 && i < 40; i++ {
-		// Kill points spread over start-up, publishing and the stages' work:
-		// the drift processors finish within ~1 s of a start.
-		delay := time.Duration(150+rng.IntN(1100)) * time.Millisecond
+	for i := 0; kills < 20 && i < 60; i++ {
+		delay := 100*time.Millisecond + time.Duration(rng.Int64N(int64(max(span*9/10-100*time.Millisecond, time.Millisecond))))
+		start := time.Now()
 		cmd := replayCmd(t, dir)
 		var buf bytes.Buffer
 		cmd.Stdout, cmd.Stderr = &buf, &buf
@@ -65,7 +70,9 @@ func TestDriftStagesSurviveSIGKILL(t *testing.T) {
 		go func() { done <- cmd.Wait() }()
 		select {
 		case err := <-done:
-			t.Logf("run %d finished before its kill point %v: %v", i, delay, err)
+			took := time.Since(start)
+			t.Logf("run %d finished in %v, before its kill point %v: %v", i, took, delay, err)
+			span = min(span, took)
 		case <-time.After(delay):
 			_ = cmd.Process.Signal(syscall.SIGKILL)
 			<-done
