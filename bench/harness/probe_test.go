@@ -5,6 +5,8 @@ import (
 	"os"
 	"strings"
 	"testing"
+
+	"github.com/forum-mcp/forum/internal/testenv"
 )
 
 // TestMain lets this test binary serve as benchmark 5's child process, as
@@ -24,9 +26,7 @@ func TestMain(m *testing.M) {
 // processes, complete every handshake against real go-sdk endpoints, and
 // the section reports them.
 func TestProbeBenchmark(t *testing.T) {
-	if testing.Short() {
-		t.Skip("starts child processes and 2 × 30 handshakes")
-	}
+	testenv.Long(t, "starts child processes and 2 × 30 handshakes")
 	c := Config{Runs: 1, ProbeN: 30, ProbeC: 8, ProbeListeners: 3, ProbeTools: 2, ProbePerHost: 4}
 	sec, err := benchProbe(context.Background(), c, "", "")
 	if err != nil {

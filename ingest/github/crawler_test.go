@@ -63,9 +63,7 @@ func gateOpen(c github.Coverage) bool {
 // is answered with 304s that cost no quota.
 func TestCrawler5000PerHourCoversIn6h(t *testing.T) {
 	t.Parallel()
-	if testing.Short() && !testenv.CI() { // CI always runs it: it pins a Done-when of issue 4
-		t.Skip("simulates a day of crawling")
-	}
+	testenv.Long(t, "simulates a day of crawling") // pins a Done-when of issue 4
 	r := newRig(t, 28000, githubfake.Limits{PerHour: 5000, SecondaryPerMinute: 100}, "token")
 	r.runTo(t, 6*time.Hour)
 	cv := r.crawler.Coverage(r.clock.Now(), 48*time.Hour)

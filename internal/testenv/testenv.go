@@ -45,3 +45,12 @@ func Path(t testing.TB, path, hint string) string {
 	}
 	return path
 }
+
+// Long skips a slow test under -short, except in CI, which always runs it:
+// -short is for a quick local loop, never a way for CI to pass.
+func Long(t testing.TB, why string) {
+	t.Helper()
+	if testing.Short() && !CI() {
+		t.Skip("-short: " + why)
+	}
+}

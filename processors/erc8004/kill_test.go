@@ -28,6 +28,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/forum-mcp/forum/bus/stage"
+	"github.com/forum-mcp/forum/internal/testenv"
 	"github.com/forum-mcp/forum/processors/erc8004/testchain"
 	"github.com/forum-mcp/forum/schema"
 	"github.com/forum-mcp/forum/sql/store"
@@ -261,9 +262,7 @@ func child(t *testing.T, jobFile string, killAfter time.Duration) (killed bool) 
 // every publication: every mapped server's feedbacks are exactly those of
 // an uninterrupted run, each record on chain once.
 func TestSIGKILLAndRestartSendNothingTwice(t *testing.T) {
-	if testing.Short() {
-		t.Skip("runs child processes")
-	}
+	testenv.Long(t, "runs child processes")
 	st, headers := published(t)
 	port := freePort(t)
 	tc, err := testchain.New(testchain.WithHTTP(port))
