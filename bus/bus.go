@@ -291,25 +291,32 @@ func Consume(ctx context.Context, cfg ConsumeConfig, h Handler) error {
 	if log == nil {
 		log = zap.NewNop()
 	}
+	restarting(ctx, cfg.Group, log, func() (bool, error) { return consumeOnce(ctx, cfg, h, log) })
+	return nil
+}
+
+// restarting runs once until ctx ends, again after each failure, with a
+// capped back-off that starts over after a run that made progress (so a
+// fault after good batches is retried quickly).
+func restarting(ctx context.Context, group string, log *zap.Logger, once func() (progressed bool, err error)) {
 	const minBackoff = 200 * time.Millisecond
 	backoff := minBackoff
 	for ctx.Err() == nil {
-		progressed, err := consumeOnce(ctx, cfg, h, log)
+		progressed, err := once()
 		if ctx.Err() != nil {
-			return nil
+			return
 		}
-		if progressed { // a fault after good batches starts the back-off over
+		if progressed {
 			backoff = minBackoff
 		}
-		log.Warn("consumer restarting from the last commit", zap.String("group", cfg.Group), zap.Error(err), zap.Duration("backoff", backoff))
+		log.Warn("consumer restarting from the last commit", zap.String("group", group), zap.Error(err), zap.Duration("backoff", backoff))
 		select {
 		case <-ctx.Done():
-			return nil
+			return
 		case <-time.After(backoff):
 		}
 		backoff = min(backoff*2, 10*time.Second)
 	}
-	return nil
 }
 
 // consumeOnce reads one batch ahead: while h stores batch n, a goroutine

@@ -48,24 +48,7 @@ func ConsumeDraining(ctx context.Context, cfg DrainConfig, h Handler) error {
 	if log == nil {
 		log = zap.NewNop()
 	}
-	const minBackoff = 200 * time.Millisecond
-	backoff := minBackoff
-	for ctx.Err() == nil {
-		progressed, err := drainGroup(ctx, cfg, h, log)
-		if ctx.Err() != nil {
-			return nil
-		}
-		if progressed {
-			backoff = minBackoff
-		}
-		log.Warn("consumer group restarting from the last commit", zap.String("group", cfg.Group), zap.Error(err), zap.Duration("backoff", backoff))
-		select {
-		case <-ctx.Done():
-			return nil
-		case <-time.After(backoff):
-		}
-		backoff = min(backoff*2, 10*time.Second)
-	}
+	restarting(ctx, cfg.Group, log, func() (bool, error) { return drainGroup(ctx, cfg, h, log) })
 	return nil
 }
 

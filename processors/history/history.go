@@ -25,7 +25,6 @@ package history
 import (
 	"context"
 	"encoding/json"
-	"fmt"
 	"time"
 
 	"github.com/segmentio/kafka-go"
@@ -157,17 +156,7 @@ func (s *Sink) Apply(ctx context.Context, batch []stage.Item[input]) error {
 			b.DLQ = append(b.DLQ, *v.dlq)
 		}
 	}
-	if bw, ok := s.W.(store.BatchWriter); ok {
-		if b.Len() == 0 {
-			return nil
-		}
-		// One transaction for the whole batch: timed as one write.
-		if err := s.Times.timed("history_batch", func() error { return bw.WriteBatch(ctx, &b) }); err != nil {
-			return fmt.Errorf("storing the batch: %w", err)
-		}
-		return nil
-	}
-	return s.Times.run([]step{
+	return s.Times.write(ctx, s.W, "history_batch", &b, []step{
 		{"registry records", "registry_records", len(b.Records), func() error { return s.W.InsertRecords(ctx, b.Records) }},
 		{"registry loads", "registry_loads", len(b.Loads), func() error { return s.W.InsertRegistryLoads(ctx, b.Loads) }},
 		{"drift events", "drift_events", len(b.Events), func() error { return s.W.InsertEvents(ctx, b.Events) }},
@@ -180,27 +169,6 @@ func (s *Sink) Apply(ctx context.Context, batch []stage.Item[input]) error {
 		{"incidents", "incidents", len(b.Incidents), func() error { return s.W.InsertIncidents(ctx, b.Incidents) }},
 		{"dead letters", "dlq", len(b.DLQ), func() error { return s.W.InsertDLQ(ctx, b.DLQ) }},
 	})
-}
-
-// step is one table's insert of a sink batch.
-type step struct {
-	what, table string
-	n           int
-	f           func() error
-}
-
-// run does the steps that have rows, in order, each timed; the first error
-// ends the batch (nothing is committed, so it is redelivered whole).
-func (w *WriteTimes) run(steps []step) error {
-	for _, st := range steps {
-		if st.n == 0 {
-			continue
-		}
-		if err := w.timed(st.table, st.f); err != nil {
-			return fmt.Errorf("storing %s: %w", st.what, err)
-		}
-	}
-	return nil
 }
 
 // The sink's batch: up to MaxBatch messages, or what arrived within MaxWait

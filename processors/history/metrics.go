@@ -1,10 +1,14 @@
 package history
 
 import (
+	"context"
 	"errors"
+	"fmt"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/forum-mcp/forum/sql/store"
 )
 
 // WriteTimes is forum_store_write_seconds{table}: how long one sink batch's
@@ -46,4 +50,36 @@ func (w *WriteTimes) timed(table string, f func() error) error {
 	err := f()
 	w.h.WithLabelValues(table).Observe(time.Since(start).Seconds())
 	return err
+}
+
+// step is one table's insert of a sink batch.
+type step struct {
+	what, table string
+	n           int
+	f           func() error
+}
+
+// write stores a sink batch: in one call, timed under label, when the
+// store takes whole batches (store.BatchWriter); else the steps that have
+// rows, in order, each timed under its table. The first error ends the
+// batch (nothing is committed, so it is redelivered whole).
+func (w *WriteTimes) write(ctx context.Context, to any, label string, b *store.Batch, steps []step) error {
+	if bw, ok := to.(store.BatchWriter); ok {
+		if b.Len() == 0 {
+			return nil
+		}
+		if err := w.timed(label, func() error { return bw.WriteBatch(ctx, b) }); err != nil {
+			return fmt.Errorf("storing the batch: %w", err)
+		}
+		return nil
+	}
+	for _, st := range steps {
+		if st.n == 0 {
+			continue
+		}
+		if err := w.timed(st.table, st.f); err != nil {
+			return fmt.Errorf("storing %s: %w", st.what, err)
+		}
+	}
+	return nil
 }

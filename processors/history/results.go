@@ -2,7 +2,6 @@ package history
 
 import (
 	"context"
-	"fmt"
 	"time"
 
 	"github.com/segmentio/kafka-go"
@@ -135,17 +134,7 @@ func (s *ResultsSink) Apply(ctx context.Context, batch []stage.Item[result]) err
 			b.TrustRecords = append(b.TrustRecords, TrustRecordOf(v.record))
 		}
 	}
-	if bw, ok := s.W.(store.BatchWriter); ok {
-		if b.Len() == 0 {
-			return nil
-		}
-		// One transaction for the whole batch: timed as one write.
-		if err := s.Times.timed("results_batch", func() error { return bw.WriteBatch(ctx, &b) }); err != nil {
-			return fmt.Errorf("storing the batch: %w", err)
-		}
-		return nil
-	}
-	return s.Times.run([]step{
+	return s.Times.write(ctx, s.W, "results_batch", &b, []step{
 		{"drift states", "drift_states", len(b.DriftStates), func() error { return s.W.InsertDriftStates(ctx, b.DriftStates) }},
 		{"incident states", "incident_states", len(b.IncidentStates), func() error { return s.W.InsertIncidentStates(ctx, b.IncidentStates) }},
 		{"owner bursts", "owner_bursts", len(b.OwnerBursts), func() error { return s.W.InsertOwnerBursts(ctx, b.OwnerBursts) }},
