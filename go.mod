@@ -11,6 +11,7 @@ require (
 	github.com/danielgtaylor/huma/v2 v2.37.2
 	github.com/duckdb/duckdb-go/v2 v2.10506.0
 	github.com/ethereum/go-ethereum v1.17.10
+	github.com/go-json-experiment/json v0.0.0-20260214004413-d219187c3433
 	github.com/goccy/go-json v0.10.6
 	github.com/gowebpki/jcs v1.0.2
 	github.com/klauspost/compress v1.20.3
@@ -76,7 +77,6 @@ require (
 	github.com/getsentry/sentry-go v0.27.0 // indirect
 	github.com/go-faster/city v1.0.1 // indirect
 	github.com/go-faster/errors v0.8.0 // indirect
-	github.com/go-json-experiment/json v0.0.0-20260214004413-d219187c3433 // indirect
 	github.com/go-logr/logr v1.4.4 // indirect
 	github.com/go-logr/stdr v1.2.2 // indirect
 	github.com/go-ole/go-ole v1.3.0 // indirect

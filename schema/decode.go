@@ -5,7 +5,10 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"reflect"
 	"unicode/utf8"
+
+	jsonv1 "github.com/go-json-experiment/json/v1"
 )
 
 // ErrInvalid is wrapped by every *InvalidError: errors.Is(err,
@@ -67,7 +70,22 @@ func Decode[T any, PT interface {
 }
 
 // Unmarshal decodes JSON into v and classifies a failure with a reason code.
+//
+// It decodes with github.com/go-json-experiment/json/v1 — encoding/json's
+// semantics on the json/v2 decoder, the code Go's own encoding/json runs
+// under GOEXPERIMENT=jsonv2 — because encoding/json's reflection decoder
+// was a third of the history sink's CPU and v1-on-v2 takes half its time
+// on health checks (bench/README.md). A failure is decoded again by
+// encoding/json, so the reason of bad input is classified exactly as
+// before; FuzzUnmarshalMatchesEncodingJSON pins that both decode every
+// input alike.
 func Unmarshal(b []byte, v any) error {
+	if jsonv1.Unmarshal(b, v) == nil {
+		return nil
+	}
+	if rv := reflect.ValueOf(v); rv.Kind() == reflect.Pointer && !rv.IsNil() {
+		rv.Elem().SetZero() // what the failed decode filled in
+	}
 	err := json.Unmarshal(b, v)
 	if err == nil {
 		return nil

@@ -39,6 +39,10 @@ type Config struct {
 	PipelineDays    int
 	PipelineRemotes int
 	PipelineArms    string // comma-separated subset of floor,embedded,clickhouse,sink; empty: all
+	// PipelineGoMemLimit is the Go soft memory limit (GOMEMLIMIT syntax)
+	// of the embedded arm, as README recommends for an embedded run; "off":
+	// none.
+	PipelineGoMemLimit string
 	// Benchmark 5: go-sdk endpoints served, probes in flight, the loopback
 	// listeners they are spread over (hosts, for the per-host limit), tools
 	// per endpoint, and the prober's per-host limit (the SDK client's idle
@@ -80,6 +84,7 @@ func Main(ctx context.Context, args []string, command string) error {
 	fs.IntVar(&c.PipelineDays, "pipeline-days", 1, "pipeline benchmark: days of generated history (the issue's month: 30)")
 	fs.IntVar(&c.PipelineRemotes, "pipeline-remotes", 21_000, "pipeline benchmark: remotes probed hourly")
 	fs.StringVar(&c.PipelineArms, "pipeline-arms", "", "pipeline benchmark: arms to run, of floor,embedded,clickhouse,sink (empty: all)")
+	fs.StringVar(&c.PipelineGoMemLimit, "pipeline-gomemlimit", "400MiB", "pipeline benchmark: the embedded arm's Go soft memory limit, GOMEMLIMIT syntax (README's setting for an embedded run; off: none)")
 	fs.IntVar(&c.ProbeN, "probe-n", 2000, "prober benchmark: go-sdk MCP endpoints served (and probes per arm)")
 	fs.IntVar(&c.ProbeC, "probe-c", 64, "prober benchmark: probes in flight")
 	fs.IntVar(&c.ProbeListeners, "probe-listeners", 32, "prober benchmark: loopback listeners (hosts) the endpoints are spread over")

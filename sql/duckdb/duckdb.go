@@ -39,6 +39,7 @@ import (
 	"fmt"
 	"io/fs"
 	"math"
+	"net/url"
 	"sort"
 	"strconv"
 	"strings"
@@ -83,9 +84,9 @@ func Open(ctx context.Context, path string, log *zap.Logger) (*Store, error) {
 	if log == nil {
 		log = zap.NewNop()
 	}
-	dsn := path
-	if !strings.Contains(path, "?") {
-		dsn = path + "?memory_limit=" + DefaultMemoryLimit
+	dsn, err := withDefaults(path)
+	if err != nil {
+		return nil, fmt.Errorf("duckdb: open %s: %w", path, err)
 	}
 	db, err := sql.Open("duckdb", dsn)
 	if err != nil {
@@ -98,14 +99,41 @@ func Open(ctx context.Context, path string, log *zap.Logger) (*Store, error) {
 	return &Store{db: db, log: log.With(zap.String("store", "duckdb")), nonce: newNonce()}, nil
 }
 
-// DefaultMemoryLimit is DuckDB's memory_limit for a path without options
-// of its own ("…?memory_limit=2GB" keeps its value; forum's
-// --duckdb-memory-limit passes one that way). DuckDB's default is 80 % of
-// RAM, and its buffer pool caches table data up to that, so an embedded
-// run's resident memory would grow with the history (bench/PIPELINE.md
-// measured 0.8 GB of DuckDB cache after one day). Past the limit DuckDB
-// evicts or spills to its temp directory instead.
+// DefaultMemoryLimit is DuckDB's memory_limit unless the path sets its own
+// ("…?memory_limit=2GB" keeps its value; forum's --duckdb-memory-limit
+// passes one that way). DuckDB's default is 80 % of RAM, and its buffer
+// pool caches table data up to that, so an embedded run's resident memory
+// would grow with the history (bench/PIPELINE.md measured 0.8 GB of DuckDB
+// cache after one day). Past the limit DuckDB evicts or spills to its temp
+// directory instead.
 const DefaultMemoryLimit = "512MB"
+
+// DefaultCheckpointThreshold is DuckDB's checkpoint_threshold unless the
+// path sets its own: the WAL size past which a commit also checkpoints
+// (writes the changed row groups, compressed, into the database file).
+// DuckDB's default, 16 MB, is about one sink batch of health checks
+// (10,000 × ~1.6 KB of check JSON), so every batch checkpointed and
+// rewrote the table's open row group: 34 of the 40 s of a day's history
+// (bench/README.md). At 1 GB a checkpoint comes every ~60 batches; the
+// cost is a longer WAL to replay after a crash (seconds) and that much
+// more disk until the checkpoint.
+const DefaultCheckpointThreshold = "1GB"
+
+// withDefaults adds DefaultMemoryLimit and DefaultCheckpointThreshold to
+// a DuckDB path's options where it sets none of its own.
+func withDefaults(path string) (string, error) {
+	file, query, _ := strings.Cut(path, "?")
+	opts, err := url.ParseQuery(query)
+	if err != nil {
+		return "", fmt.Errorf("options %q: %w", query, err)
+	}
+	for k, v := range map[string]string{"memory_limit": DefaultMemoryLimit, "checkpoint_threshold": DefaultCheckpointThreshold} {
+		if !opts.Has(k) {
+			opts.Set(k, v)
+		}
+	}
+	return file + "?" + opts.Encode(), nil
+}
 
 // Close closes the database.
 func (s *Store) Close() error {

@@ -41,20 +41,36 @@ func TestHealthBulk(t *testing.T) {
 	storetest.RunHealthBulk(t, storetest.TempFile(Open, "forum.duckdb"))
 }
 
-// TestMemoryLimit pins that Open caps DuckDB's buffer pool (DefaultMemoryLimit)
-// instead of DuckDB's default of 80 % of RAM.
-func TestMemoryLimit(t *testing.T) {
-	s, err := Open(context.Background(), filepath.Join(t.TempDir(), "m.duckdb"), nil)
-	if err != nil {
-		t.Fatal(err)
+// TestOpenDefaults pins that Open caps DuckDB's buffer pool
+// (DefaultMemoryLimit, instead of 80 % of RAM) and raises its checkpoint
+// threshold (DefaultCheckpointThreshold, instead of one sink batch of WAL),
+// and that options the path sets itself win.
+func TestOpenDefaults(t *testing.T) {
+	for _, tc := range []struct {
+		opts                 string
+		wantMemory, wantCkpt string // prefixes of current_setting (DuckDB shows MiB/GiB)
+	}{
+		{"", "488", "953"}, // 512 MB = 488.2 MiB, 1 GB = 953.6 MiB
+		{"?memory_limit=2GB", "1.8", "953"},
+		{"?checkpoint_threshold=16MB&memory_limit=256MB", "244", "15"},
+	} {
+		t.Run("options="+tc.opts, func(t *testing.T) { // not "#00": DuckDB reads a '#' in the path as a URL fragment
+			s, err := Open(context.Background(), filepath.Join(t.TempDir(), "m.duckdb")+tc.opts, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer s.Close()
+			var mem, ckpt string
+			if err := s.db.QueryRow(`SELECT current_setting('memory_limit'), current_setting('checkpoint_threshold')`).Scan(&mem, &ckpt); err != nil {
+				t.Fatal(err)
+			}
+			if !strings.HasPrefix(mem, tc.wantMemory) || !strings.HasPrefix(ckpt, tc.wantCkpt) {
+				t.Fatalf("memory_limit %q, checkpoint_threshold %q; want %s…, %s…", mem, ckpt, tc.wantMemory, tc.wantCkpt)
+			}
+		})
 	}
-	defer s.Close()
-	var got string
-	if err := s.db.QueryRow(`SELECT current_setting('memory_limit')`).Scan(&got); err != nil {
-		t.Fatal(err)
-	}
-	if DefaultMemoryLimit != "512MB" || !strings.HasPrefix(got, "488") { // 512 MB = 488.2 MiB
-		t.Fatalf("memory_limit = %q (DefaultMemoryLimit %q), want 512MB", got, DefaultMemoryLimit)
+	if _, err := Open(context.Background(), filepath.Join(t.TempDir(), "m.duckdb")+"?memory_limit=%zz", nil); err == nil {
+		t.Fatal("Open accepted malformed options")
 	}
 }
 
