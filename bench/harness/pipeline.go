@@ -653,7 +653,7 @@ func runEmbedded(ctx context.Context, path string, st benchhist.Stats, c Config,
 	a.rssPeak = procStatus("VmHWM")
 	var ms runtime.MemStats
 	runtime.ReadMemStats(&ms)
-	goMem := fmt.Sprintf(" Go runtime memory at the end: %.0f MB obtained from the OS (%.0f MB heap in use; the producer runs in a child process, not counted here); DuckDB's memory_limit is %q (duckdb.DefaultMemoryLimit).", float64(ms.Sys)/1e6, float64(ms.HeapInuse)/1e6, duckdb.DefaultMemoryLimit)
+	goMem := fmt.Sprintf(" Go runtime memory at the end: %.0f MB obtained from the OS (%.0f MB heap in use; the producer runs in a child process, not counted here); DuckDB opened as forum run opens it: memory_limit %s, checkpoint_threshold %s, threads %s (duckdb.Default*).", float64(ms.Sys)/1e6, float64(ms.HeapInuse)/1e6, duckdb.DefaultMemoryLimit, duckdb.DefaultCheckpointThreshold, duckdb.DefaultThreads)
 	if runErr != nil {
 		return a, runErr
 	}

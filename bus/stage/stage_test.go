@@ -5,7 +5,10 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"runtime"
+	"slices"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -261,5 +264,85 @@ func TestTableLatestValuesAndWatermark(t *testing.T) {
 	_ = json.Unmarshal(dl[0].Value, &d)
 	if d.Stage != "table:out" || d.Reason != schema.ReasonMissingField {
 		t.Errorf("dead letter %+v", d)
+	}
+}
+
+type dlqCapture struct{ msgs []kafka.Message }
+
+func (d *dlqCapture) WriteMessages(_ context.Context, msgs ...kafka.Message) error {
+	d.msgs = append(d.msgs, msgs...)
+	return nil
+}
+
+// A batch large enough to be decoded by several goroutines keeps the
+// stage's order: Apply gets the good messages in offset order, the dlq
+// gets the bad ones in offset order with their reasons, markers are
+// neither, and every message is decoded once.
+func TestHandleDecodesALargeBatchInParallelInOrder(t *testing.T) {
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(4)) // the parallel path, even on one core
+	const n = 5000
+	var msgs []kafka.Message
+	var wantGood, wantDead []string
+	for i := range n {
+		m := kafka.Message{Topic: "in", Partition: i % 3, Offset: int64(i), Key: []byte("k")}
+		switch {
+		case i%11 == 0:
+			mk, _ := json.Marshal(schema.Marker{Stage: "up", Watermark: time.Now()})
+			m.Value, m.Headers = mk, []kafka.Header{{Key: schema.MarkerHeader, Value: []byte("1")}}
+		case i%7 == 0:
+			m.Value = []byte(fmt.Sprintf(`{"id":"bad%d","server":`, i))
+			wantDead = append(wantDead, string(m.Value))
+		default:
+			e := event(i)
+			e.ID = fmt.Sprintf("e%05d", i)
+			m.Value, _ = json.Marshal(e)
+			wantGood = append(wantGood, e.ID)
+		}
+		msgs = append(msgs, m)
+	}
+	var decoded atomic.Int64
+	var got []string
+	dlq := &dlqCapture{}
+	st, err := stage.New(stage.Config[schema.DriftEvent]{
+		Name: "test", Group: "g", Topics: []string{"in"}, DLQ: dlq, Log: zaptest.NewLogger(t),
+		Decode: func(m kafka.Message) (schema.DriftEvent, error) {
+			decoded.Add(1)
+			return schema.Decode[schema.DriftEvent](m.Value)
+		},
+		Apply: func(_ context.Context, batch []stage.Item[schema.DriftEvent]) error {
+			for _, it := range batch {
+				if it.Msg.Offset != 0 && fmt.Sprintf("e%05d", it.Msg.Offset) != it.Value.ID {
+					return fmt.Errorf("item %s carries message %d", it.Value.ID, it.Msg.Offset)
+				}
+				got = append(got, it.Value.ID)
+			}
+			return nil
+		},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := st.Handle(context.Background(), msgs); err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Equal(got, wantGood) {
+		t.Fatalf("applied %d items, want %d in offset order", len(got), len(wantGood))
+	}
+	var dead []string
+	for _, m := range dlq.msgs {
+		var d schema.DLQMessage
+		if err := json.Unmarshal(m.Value, &d); err != nil {
+			t.Fatal(err)
+		}
+		if d.Reason != schema.ReasonTruncatedJSON {
+			t.Errorf("dead letter with reason %s, want %s", d.Reason, schema.ReasonTruncatedJSON)
+		}
+		dead = append(dead, string(d.Payload))
+	}
+	if !slices.Equal(dead, wantDead) {
+		t.Fatalf("dead letters %d, want %d in offset order", len(dead), len(wantDead))
+	}
+	if int(decoded.Load()) != len(wantGood)+len(wantDead) {
+		t.Fatalf("decoded %d messages, want %d (each once, markers never)", decoded.Load(), len(wantGood)+len(wantDead))
 	}
 }

@@ -42,17 +42,19 @@ func TestHealthBulk(t *testing.T) {
 }
 
 // TestOpenDefaults pins that Open caps DuckDB's buffer pool
-// (DefaultMemoryLimit, instead of 80 % of RAM) and raises its checkpoint
-// threshold (DefaultCheckpointThreshold, instead of one sink batch of WAL),
-// and that options the path sets itself win.
+// (DefaultMemoryLimit, instead of 80 % of RAM), raises its checkpoint
+// threshold (DefaultCheckpointThreshold, instead of one sink batch of WAL)
+// and runs one worker thread (DefaultThreads), and that options the path
+// sets itself win.
 func TestOpenDefaults(t *testing.T) {
 	for _, tc := range []struct {
 		opts                 string
 		wantMemory, wantCkpt string // prefixes of current_setting (DuckDB shows MiB/GiB)
+		wantThreads          int64
 	}{
-		{"", "488", "953"}, // 512 MB = 488.2 MiB, 1 GB = 953.6 MiB
-		{"?memory_limit=2GB", "1.8", "953"},
-		{"?checkpoint_threshold=16MB&memory_limit=256MB", "244", "15"},
+		{"", "488", "953", 1}, // 512 MB = 488.2 MiB, 1 GB = 953.6 MiB
+		{"?memory_limit=2GB", "1.8", "953", 1},
+		{"?checkpoint_threshold=16MB&memory_limit=256MB&threads=2", "244", "15", 2},
 	} {
 		t.Run("options="+tc.opts, func(t *testing.T) { // not "#00": DuckDB reads a '#' in the path as a URL fragment
 			s, err := Open(context.Background(), filepath.Join(t.TempDir(), "m.duckdb")+tc.opts, nil)
@@ -61,11 +63,12 @@ func TestOpenDefaults(t *testing.T) {
 			}
 			defer s.Close()
 			var mem, ckpt string
-			if err := s.db.QueryRow(`SELECT current_setting('memory_limit'), current_setting('checkpoint_threshold')`).Scan(&mem, &ckpt); err != nil {
+			var threads int64
+			if err := s.db.QueryRow(`SELECT current_setting('memory_limit'), current_setting('checkpoint_threshold'), current_setting('threads')`).Scan(&mem, &ckpt, &threads); err != nil {
 				t.Fatal(err)
 			}
-			if !strings.HasPrefix(mem, tc.wantMemory) || !strings.HasPrefix(ckpt, tc.wantCkpt) {
-				t.Fatalf("memory_limit %q, checkpoint_threshold %q; want %s…, %s…", mem, ckpt, tc.wantMemory, tc.wantCkpt)
+			if !strings.HasPrefix(mem, tc.wantMemory) || !strings.HasPrefix(ckpt, tc.wantCkpt) || threads != tc.wantThreads {
+				t.Fatalf("memory_limit %q, checkpoint_threshold %q, threads %d; want %s…, %s…, %d", mem, ckpt, threads, tc.wantMemory, tc.wantCkpt, tc.wantThreads)
 			}
 		})
 	}
