@@ -275,6 +275,14 @@ type ConsumeConfig struct {
 	MaxBatch int           // default 1000
 	MaxWait  time.Duration // how long to fill a batch, default 100 ms
 	Log      *zap.Logger
+	// Prepare, when set, is called on the fetching goroutine with each
+	// batch as soon as it is fetched — while the handler may still be
+	// working on the batch before — and before the handler gets it (the
+	// same slice). A stage decodes there, so decoding batch n+1 overlaps
+	// storing batch n. It must not modify the batch, and it must not count
+	// on the handler seeing it: after a failure the read-ahead batch is
+	// dropped and fetched again.
+	Prepare func(batch []kafka.Message)
 }
 
 // Consume reads batches and hands them to h, committing after h succeeds,
@@ -339,6 +347,9 @@ func consumeOnce(ctx context.Context, cfg ConsumeConfig, h Handler, log *zap.Log
 		defer close(done)
 		for {
 			b, err := fetchBatch(fctx, r, cfg.MaxBatch, cfg.MaxWait)
+			if err == nil && cfg.Prepare != nil {
+				cfg.Prepare(b)
+			}
 			select {
 			case next <- fetched{b, err}:
 			case <-fctx.Done():

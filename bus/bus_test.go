@@ -135,17 +135,26 @@ func TestConsumeRedeliversAfterHandlerError(t *testing.T) {
 	w.Close()
 
 	var mu sync.Mutex
-	calls := 0
+	calls, unprepared := 0, 0
 	failed := map[string]bool{}
 	stored := map[string]int{}
+	prepared := map[*kafka.Message]int{} // batch (its first element) → length, as Prepare saw it
 	cctx, ccancel := context.WithCancel(ctx)
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
-		_ = bus.Consume(cctx, bus.ConsumeConfig{Brokers: b.Addrs(), Group: "g", Topics: []string{"t1"}, MaxBatch: 50, MaxWait: 20 * time.Millisecond, Log: log},
+		_ = bus.Consume(cctx, bus.ConsumeConfig{Brokers: b.Addrs(), Group: "g", Topics: []string{"t1"}, MaxBatch: 50, MaxWait: 20 * time.Millisecond, Log: log,
+			Prepare: func(ms []kafka.Message) {
+				mu.Lock()
+				defer mu.Unlock()
+				prepared[&ms[0]] = len(ms)
+			}},
 			func(_ context.Context, ms []kafka.Message) error {
 				mu.Lock()
 				defer mu.Unlock()
+				if n, ok := prepared[&ms[0]]; !ok || n != len(ms) {
+					unprepared++
+				}
 				calls++
 				if calls <= 2 {
 					for _, m := range ms {
@@ -175,6 +184,9 @@ func TestConsumeRedeliversAfterHandlerError(t *testing.T) {
 	}
 	if len(failed) == 0 {
 		t.Fatal("the handler never failed")
+	}
+	if unprepared > 0 {
+		t.Errorf("%d of %d batches reached the handler without Prepare seeing that very batch first", unprepared, calls)
 	}
 	for v := range failed {
 		if stored[v] == 0 {

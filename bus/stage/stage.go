@@ -34,6 +34,7 @@ import (
 	"errors"
 	"fmt"
 	"runtime"
+	"slices"
 	"sync"
 	"time"
 
@@ -85,7 +86,25 @@ type Config[T any] struct {
 // Stage runs a Config.
 type Stage[T any] struct {
 	c Config[T]
+
+	// ready holds batches decoded ahead by Prepare, keyed by the batch's
+	// first element (bus hands Handle the very slice Prepare saw); at most
+	// readyMax, oldest out first. A miss only means Handle decodes itself.
+	mu    sync.Mutex
+	ready map[*kafka.Message]decoded[T]
+	order []*kafka.Message
 }
+
+// decoded is a batch's decode: values and errors by index.
+type decoded[T any] struct {
+	vals []T
+	errs []error
+}
+
+// readyMax bounds the batches decoded ahead: bus.Consume reads one batch
+// ahead, so two are live (the one Handle takes, the next); a third is one
+// a failed run dropped.
+const readyMax = 2
 
 // New checks a config and returns its stage.
 func New[T any](c Config[T]) (*Stage[T], error) {
@@ -122,7 +141,44 @@ func (s *Stage[T]) Run(ctx context.Context) error {
 		s.c.DLQ = w
 	}
 	return bus.Consume(ctx, bus.ConsumeConfig{Brokers: s.c.Brokers, Group: s.c.Group, Topics: s.c.Topics,
-		MaxBatch: s.c.MaxBatch, MaxWait: s.c.MaxWait, Log: s.c.Log}, s.Handle)
+		MaxBatch: s.c.MaxBatch, MaxWait: s.c.MaxWait, Log: s.c.Log, Prepare: s.Prepare}, s.Handle)
+}
+
+// Prepare decodes a batch ahead of Handle (bus.ConsumeConfig.Prepare), so
+// a stage decodes the next batch while it applies this one: for the
+// history sink, JSON decoding overlaps the store's write.
+func (s *Stage[T]) Prepare(msgs []kafka.Message) {
+	if len(msgs) == 0 {
+		return
+	}
+	vals, errs := s.decode(msgs)
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.ready == nil {
+		s.ready = map[*kafka.Message]decoded[T]{}
+	}
+	if len(s.order) == readyMax {
+		delete(s.ready, s.order[0])
+		s.order = s.order[1:]
+	}
+	s.ready[&msgs[0]] = decoded[T]{vals, errs}
+	s.order = append(s.order, &msgs[0])
+}
+
+// prepared takes the decode Prepare made of msgs, if any.
+func (s *Stage[T]) prepared(msgs []kafka.Message) ([]T, []error, bool) {
+	if len(msgs) == 0 {
+		return nil, nil, false
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	d, ok := s.ready[&msgs[0]]
+	if !ok || len(d.vals) != len(msgs) {
+		return nil, nil, false
+	}
+	delete(s.ready, &msgs[0])
+	s.order = slices.DeleteFunc(s.order, func(k *kafka.Message) bool { return k == &msgs[0] })
+	return d.vals, d.errs, true
 }
 
 // IsMarker reports whether a message is a progress marker.
@@ -160,7 +216,10 @@ func (s *Stage[T]) Handle(ctx context.Context, msgs []kafka.Message) error {
 	start := time.Now()
 	good := make([]Item[T], 0, len(msgs))
 	var dead []kafka.Message
-	vals, errs := s.decode(msgs)
+	vals, errs, ok := s.prepared(msgs)
+	if !ok {
+		vals, errs = s.decode(msgs)
+	}
 	for i, m := range msgs {
 		if IsMarker(m) {
 			continue

@@ -346,3 +346,63 @@ func TestHandleDecodesALargeBatchInParallelInOrder(t *testing.T) {
 		t.Fatalf("decoded %d messages, want %d (each once, markers never)", decoded.Load(), len(wantGood)+len(wantDead))
 	}
 }
+
+// A batch Prepare decoded is not decoded again by Handle, and Handle's
+// outcome is the same either way; a batch Prepare never saw (or one it
+// evicted, past the two a one-batch read-ahead keeps live) is decoded by
+// Handle itself.
+func TestPrepareDecodesAheadOfHandle(t *testing.T) {
+	batch := func(from int) []kafka.Message {
+		var ms []kafka.Message
+		for i := from; i < from+700; i++ {
+			e := event(i)
+			e.ID = fmt.Sprintf("e%05d", i)
+			b, _ := json.Marshal(e)
+			ms = append(ms, kafka.Message{Topic: "in", Offset: int64(i), Value: b})
+		}
+		ms = append(ms, kafka.Message{Topic: "in", Offset: int64(from + 700), Value: []byte("not json")})
+		return ms
+	}
+	var decoded atomic.Int64
+	var applied []string
+	st, err := stage.New(stage.Config[schema.DriftEvent]{
+		Name: "test", Group: "g", Topics: []string{"in"}, DLQ: &dlqCapture{}, Log: zaptest.NewLogger(t),
+		Decode: func(m kafka.Message) (schema.DriftEvent, error) {
+			decoded.Add(1)
+			return schema.Decode[schema.DriftEvent](m.Value)
+		},
+		Apply: func(_ context.Context, b []stage.Item[schema.DriftEvent]) error {
+			for _, it := range b {
+				applied = append(applied, it.Value.ID)
+			}
+			return nil
+		},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	a, b, c, d := batch(0), batch(1000), batch(2000), batch(3000)
+	st.Prepare(a)
+	if err := st.Handle(ctx, a); err != nil {
+		t.Fatal(err)
+	}
+	if n := decoded.Load(); n != int64(len(a)) {
+		t.Fatalf("a prepared batch of %d was decoded %d times in all", len(a), n)
+	}
+	st.Prepare(b)
+	st.Prepare(c)
+	st.Prepare(d) // evicts b
+	decoded.Store(0)
+	for _, x := range [][]kafka.Message{b, c, d} {
+		if err := st.Handle(ctx, x); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if n := decoded.Load(); n != int64(len(b)) {
+		t.Fatalf("decoded %d messages handling b, c and d; want %d (only the evicted b again)", n, len(b))
+	}
+	if len(applied) != 4*700 || applied[0] != "e00000" || applied[len(applied)-1] != "e03699" {
+		t.Fatalf("applied %d items (%v … %v), want 2800 in order", len(applied), applied[0], applied[len(applied)-1])
+	}
+}

@@ -96,7 +96,7 @@ func (c *config) bindBus(fs *pflag.FlagSet) {
 func (c *config) bindStore(fs *pflag.FlagSet) {
 	fs.StringVar(&c.ClickHouseDSN, "clickhouse-dsn", envOr("FORUM_CLICKHOUSE_DSN", ""), "ClickHouse native DSN, e.g. clickhouse://127.0.0.1:9000/forum; empty uses DuckDB at DATA_DIR/forum.duckdb (env FORUM_CLICKHOUSE_DSN)")
 	fs.StringVar(&c.DuckDBThreads, "duckdb-threads", envOr("FORUM_DUCKDB_THREADS", duckdb.DefaultThreads), "DuckDB's worker threads; 1 keeps an embedded run's peak memory under 1.5 GB (a checkpoint compresses one row group at a time), more speeds up large analyst queries (env FORUM_DUCKDB_THREADS)")
-	fs.StringVar(&c.DuckDBMemory, "duckdb-memory-limit", envOr("FORUM_DUCKDB_MEMORY_LIMIT", duckdb.DefaultMemoryLimit), "DuckDB's memory_limit, e.g. 512MB or 2GB; bounds its buffer pool, which otherwise grows with the history to 80 % of RAM (env FORUM_DUCKDB_MEMORY_LIMIT)")
+	fs.StringVar(&c.DuckDBMemory, "duckdb-memory-limit", envOr("FORUM_DUCKDB_MEMORY_LIMIT", duckdb.DefaultMemoryLimit), "DuckDB's memory_limit, e.g. 384MB or 2GB; bounds its buffer pool, which otherwise grows with the history to 80 % of RAM (env FORUM_DUCKDB_MEMORY_LIMIT)")
 }
 
 func (c *config) bindAPI(fs *pflag.FlagSet) {

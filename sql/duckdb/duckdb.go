@@ -105,8 +105,11 @@ func Open(ctx context.Context, path string, log *zap.Logger) (*Store, error) {
 // pool caches table data up to that, so an embedded run's resident memory
 // would grow with the history (bench/PIPELINE.md measured 0.8 GB of DuckDB
 // cache after one day). Past the limit DuckDB evicts or spills to its temp
-// directory instead.
-const DefaultMemoryLimit = "512MB"
+// directory instead. 384 MB and not more: the embedded pipeline's peak is
+// this pool plus a checkpoint plus the Go heap, and 512 MB took a month of
+// history to 1.6 GB; 256 MB spilled enough to cost 14 % of the events/s
+// (bench/PIPELINE.md).
+const DefaultMemoryLimit = "384MB"
 
 // DefaultCheckpointThreshold is DuckDB's checkpoint_threshold unless the
 // path sets its own: the WAL size past which a commit also checkpoints

@@ -52,7 +52,7 @@ func TestOpenDefaults(t *testing.T) {
 		wantMemory, wantCkpt string // prefixes of current_setting (DuckDB shows MiB/GiB)
 		wantThreads          int64
 	}{
-		{"", "488", "953", 1}, // 512 MB = 488.2 MiB, 1 GB = 953.6 MiB
+		{"", "366", "953", 1}, // 384 MB = 366.2 MiB, 1 GB = 953.6 MiB
 		{"?memory_limit=2GB", "1.8", "953", 1},
 		{"?checkpoint_threshold=16MB&memory_limit=256MB&threads=2", "244", "15", 2},
 	} {
