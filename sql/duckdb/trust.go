@@ -131,15 +131,6 @@ var trustRecordSelect = strings.Join(trustRecordCols, ", ")
 // pool of an embedded run holds (DefaultMemoryLimit), while the scan alone
 // streams.
 func (s *Store) PublicationRecords(ctx context.Context, id string) ([]store.TrustRecord, error) {
-	out, err := s.publicationRecords(ctx, id)
-	if err != nil {
-		return nil, err
-	}
-	slices.SortFunc(out, func(a, b store.TrustRecord) int { return strings.Compare(a.Server, b.Server) })
-	return out, nil
-}
-
-func (s *Store) publicationRecords(ctx context.Context, id string) ([]store.TrustRecord, error) {
 	rows, err := s.db.QueryContext(ctx, `SELECT `+trustRecordSelect+` FROM trust_records WHERE publication_id = ?`, id)
 	if err != nil {
 		return nil, fmt.Errorf("duckdb: records of publication %q: %w", id, err)
@@ -148,6 +139,7 @@ func (s *Store) publicationRecords(ctx context.Context, id string) ([]store.Trus
 	if err != nil {
 		return nil, fmt.Errorf("duckdb: records of publication %q: %w", id, err)
 	}
+	slices.SortFunc(out, func(a, b store.TrustRecord) int { return strings.Compare(a.Server, b.Server) })
 	return out, nil
 }
 
